@@ -1,0 +1,146 @@
+"""Controlled agents: the things the scheduler picks between.
+
+A :class:`ThreadAgent` runs Python code (a rank, a user thread, a Ray worker)
+in an OS thread of its own; only the agent the scheduler picked runs, the
+others are parked on a lock. A :class:`StepAgent` is a small state machine
+(an async transfer, a message match) whose steps the scheduler runs inline,
+with no thread of its own, which keeps async operations cheap.
+"""
+
+from __future__ import annotations
+
+import _thread
+from typing import TYPE_CHECKING, Callable
+
+from dnsse.engine.operation import START, Operation
+
+if TYPE_CHECKING:
+    from dnsse.engine.execution import Execution
+
+
+class Wait:
+    """Why an agent cannot run, and the test that says when it can.
+
+    ``ready`` is evaluated by the scheduler at each step, so a primitive never
+    has to remember to wake anybody (no lost wake-ups in the engine). A
+    ``timed`` wait may expire, but only when nothing else can run: time moves
+    only when the program is otherwise idle.
+    """
+
+    __slots__ = ("ready", "describe", "timed", "timed_out")
+
+    def __init__(self, ready: Callable[[], bool], describe: Callable[[], str], timed: bool = False) -> None:
+        self.ready = ready
+        self.describe = describe
+        self.timed = timed
+        self.timed_out = False
+
+
+class Agent:
+    """Bookkeeping shared by both kinds of agent."""
+
+    __slots__ = ("id", "name", "execution", "done", "waiting", "pending", "daemon")
+
+    def __init__(self, execution: Execution, name: str, daemon: bool = False) -> None:
+        self.execution = execution
+        self.id = execution.register(self)
+        self.name = name
+        self.done = False
+        self.waiting: Wait | None = None
+        self.pending: Operation = START
+        self.daemon = daemon
+
+    def runnable(self) -> bool:
+        if self.done:
+            return False
+        waiting = self.waiting
+        return waiting is None or waiting.ready()
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.id} {self.name}>"
+
+
+class StepAgent(Agent):
+    """An agent whose steps are plain functions run by the scheduler.
+
+    ``step`` performs one step and returns the wait for the next one, ``None``
+    to be runnable again at once, or :data:`FINISHED` when the agent is done.
+    """
+
+    __slots__ = ("step",)
+
+    def __init__(
+        self,
+        execution: Execution,
+        name: str,
+        step: Callable[[], Wait | None | object],
+        first_wait: Wait | None = None,
+        operation: Operation = START,
+    ) -> None:
+        super().__init__(execution, name, daemon=True)
+        self.step = step
+        self.waiting = first_wait
+        self.pending = operation
+
+
+FINISHED = object()
+
+
+class ThreadAgent(Agent):
+    """An agent that runs ``body`` in an OS thread of its own."""
+
+    __slots__ = ("body", "_baton", "thread_ident", "started", "exited", "on_start", "handle")
+
+    def __init__(
+        self,
+        execution: Execution,
+        name: str,
+        body: Callable[[], object],
+        daemon: bool = False,
+        on_start: Callable[[], None] | None = None,
+    ) -> None:
+        super().__init__(execution, name, daemon=daemon)
+        self.body = body
+        # Held while the agent is parked; released to let it run.
+        self._baton = _thread.allocate_lock()
+        self._baton.acquire()
+        self.thread_ident: int | None = None
+        self.started = False
+        # Released when the OS thread has left user code for good.
+        self.exited = _thread.allocate_lock()
+        self.exited.acquire()
+        self.on_start = on_start
+        # The user-facing object that stands for this agent (a Thread, a rank).
+        self.handle: object = None
+
+    def launch(self) -> None:
+        """Start the OS thread; it parks until the scheduler picks it."""
+        self.started = True
+        _thread.start_new_thread(self._bootstrap, ())
+
+    def resume(self) -> None:
+        self._baton.release()
+
+    def park(self) -> None:
+        self._baton.acquire()
+
+    def _bootstrap(self) -> None:
+        from dnsse.engine.execution import ExecutionAborted, set_current_agent
+
+        self.thread_ident = _thread.get_ident()
+        set_current_agent(self)
+        try:
+            self.park()
+            self.execution.check_abort()
+            if self.on_start is not None:
+                self.on_start()
+            self.body()
+        except ExecutionAborted:
+            pass
+        except BaseException as error:  # noqa: BLE001 - any escape from user code is a finding
+            self.execution.agent_raised(self, error)
+        else:
+            self.execution.agent_finished(self)
+        finally:
+            set_current_agent(None)
+            self.exited.release()

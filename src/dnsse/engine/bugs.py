@@ -1,0 +1,60 @@
+"""What a run can show: the bug record shared by engine, frameworks and reports."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+class BugKind:
+    DEADLOCK = "deadlock"
+    EXCEPTION = "exception"
+    COLLECTIVE_MISMATCH = "collective_mismatch"
+    SPEC_VIOLATION = "spec_violation"
+    TIMEOUT = "timeout"
+
+    ALL = (DEADLOCK, EXCEPTION, COLLECTIVE_MISMATCH, SPEC_VIOLATION, TIMEOUT)
+
+
+@dataclass
+class Bug:
+    """A bug seen in one execution.
+
+    ``message`` is one line; ``details`` holds the lines a person reads next
+    (who waits for what, tracebacks, both call sites of a mismatch).
+    """
+
+    kind: str
+    message: str
+    details: list[str] = field(default_factory=list)
+    agent: str | None = None
+    step: int | None = None
+
+    def signature(self) -> tuple[str, str]:
+        """What makes two bugs the same bug, for deduplication across executions."""
+        return (self.kind, self.message)
+
+    def to_json(self) -> dict:
+        return {
+            "kind": self.kind,
+            "message": self.message,
+            "details": list(self.details),
+            "agent": self.agent,
+            "step": self.step,
+        }
+
+    @staticmethod
+    def from_json(raw: dict) -> Bug:
+        return Bug(
+            kind=str(raw["kind"]),
+            message=str(raw["message"]),
+            details=[str(line) for line in raw.get("details", [])],
+            agent=raw.get("agent"),
+            step=raw.get("step"),
+        )
+
+    def render(self) -> str:
+        where = f" in {self.agent}" if self.agent else ""
+        at = f" at step {self.step}" if self.step is not None else ""
+        lines = [f"{self.kind}{where}{at}: {self.message}"]
+        lines.extend("  " + line for detail in self.details for line in detail.splitlines())
+        return "\n".join(lines)

@@ -1,0 +1,145 @@
+"""The single choice sequence of an execution.
+
+Every source of non-determinism asks a :class:`Chooser`. An execution is a pure
+function of (target, choices): replay feeds a recorded sequence back, a
+strategy is a policy that makes choices, mutation edits a sequence and
+minimization shrinks one. Only real choices (two or more options) are
+recorded, so traces stay short.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol, Sequence
+
+
+class ChoiceKind:
+    """Names of choice kinds, as they appear in traces."""
+
+    AGENT = "agent"  # which runnable agent takes the next step
+    MATCH = "match"  # which pending message an any-source receive matches
+    TIMEOUT = "timeout"  # which timed wait expires when nothing else can run
+    SEED = "seed"  # the seed of the program's random number generators
+    INPUT = "input"  # the value an explored input takes
+    FAULT = "fault"  # whether a fault is injected here
+
+
+@dataclass(frozen=True, slots=True)
+class Choice:
+    kind: str
+    options: int
+    index: int
+
+    def to_json(self) -> list:
+        return [self.kind, self.options, self.index]
+
+    @staticmethod
+    def from_json(raw: object) -> Choice:
+        if (
+            not isinstance(raw, list)
+            or len(raw) != 3
+            or not isinstance(raw[0], str)
+            or not all(isinstance(x, int) and not isinstance(x, bool) for x in raw[1:])
+            or not 0 <= raw[2] < raw[1]
+        ):
+            raise ValueError(f"a choice must be [kind, options, index] with 0 <= index < options, got {raw!r}")
+        return Choice(raw[0], raw[1], raw[2])
+
+
+class Chooser(Protocol):
+    """The two questions the engine asks: which agent next, and which value."""
+
+    def next_agent(self, runnable: Sequence[int], current: int | None, step: int) -> int:
+        """Return the index in ``runnable`` (agent ids, ascending) of the agent to run."""
+        ...
+
+    def next_value(self, kind: str, options: int) -> int:
+        """Return a value in ``range(options)`` for a choice of ``kind``."""
+        ...
+
+
+class TraceDivergence(Exception):
+    """The program asked for choices that the recorded sequence cannot answer.
+
+    Raised when a program changed since its trace was recorded, or when a
+    program is not deterministic under control (it reads the clock, for example).
+    """
+
+
+class RecordingChooser:
+    """Wraps a chooser and records every real choice it makes."""
+
+    __slots__ = ("inner", "choices")
+
+    def __init__(self, inner: Chooser) -> None:
+        self.inner = inner
+        self.choices: list[Choice] = []
+
+    def next_agent(self, runnable: Sequence[int], current: int | None, step: int) -> int:
+        index = self.inner.next_agent(runnable, current, step)
+        self.choices.append(Choice(ChoiceKind.AGENT, len(runnable), index))
+        return index
+
+    def next_value(self, kind: str, options: int) -> int:
+        index = self.inner.next_value(kind, options)
+        if not 0 <= index < options:
+            raise ValueError(f"chooser answered {index} for a {kind} choice among {options}")
+        self.choices.append(Choice(kind, options, index))
+        return index
+
+
+class ReplayChooser:
+    """Answers from a recorded choice sequence.
+
+    When the recorded sequence is used up, ``fallback`` answers (mutation and
+    minimization replay a prefix and let a strategy finish); without one, asking
+    for more is a divergence.
+    """
+
+    __slots__ = ("recorded", "position", "fallback")
+
+    def __init__(self, recorded: Sequence[Choice], fallback: Chooser | None = None) -> None:
+        self.recorded = recorded
+        self.position = 0
+        self.fallback = fallback
+
+    def _take(self, kind: str, options: int) -> int | None:
+        if self.position >= len(self.recorded):
+            if self.fallback is None:
+                raise TraceDivergence(
+                    f"the program asked for choice {self.position + 1} ({kind} among {options}) "
+                    f"but the trace holds only {len(self.recorded)} choices"
+                )
+            return None
+        choice = self.recorded[self.position]
+        if choice.kind != kind or choice.options != options:
+            raise TraceDivergence(
+                f"choice {self.position + 1}: the program asked for a {kind} choice among {options}, "
+                f"the trace recorded a {choice.kind} choice among {choice.options}"
+            )
+        self.position += 1
+        return choice.index
+
+    def next_agent(self, runnable: Sequence[int], current: int | None, step: int) -> int:
+        index = self._take(ChoiceKind.AGENT, len(runnable))
+        if index is None:
+            return self.fallback.next_agent(runnable, current, step)  # type: ignore[union-attr]
+        return index
+
+    def next_value(self, kind: str, options: int) -> int:
+        index = self._take(kind, options)
+        if index is None:
+            return self.fallback.next_value(kind, options)  # type: ignore[union-attr]
+        return index
+
+
+class FirstChooser:
+    """Always the first option; keeps the current agent running when it can."""
+
+    def next_agent(self, runnable: Sequence[int], current: int | None, step: int) -> int:
+        if current is not None and current in runnable:
+            return runnable.index(current)
+        return 0
+
+    def next_value(self, kind: str, options: int) -> int:
+        return 0

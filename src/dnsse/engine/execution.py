@@ -1,0 +1,381 @@
+"""One controlled execution: the scheduler and its step loop.
+
+Only one agent runs at a time. An agent that reaches a scheduling point calls
+:meth:`Execution.yield_point` or :meth:`Execution.block`; the scheduler then
+asks the chooser which runnable agent takes the next step, runs step agents
+inline, and hands the baton to the chosen thread agent. The engine knows no
+strategy: it only asks its :class:`~dnsse.engine.choices.Chooser`.
+"""
+
+from __future__ import annotations
+
+import _thread
+import sys
+import time
+import traceback
+from dataclasses import dataclass, field
+from typing import Callable
+
+from dnsse.engine.agent import FINISHED, Agent, StepAgent, ThreadAgent, Wait
+from dnsse.engine.bugs import Bug, BugKind
+from dnsse.engine.choices import Chooser, ChoiceKind, RecordingChooser, TraceDivergence
+from dnsse.engine.operation import Operation
+
+_local = _thread._local()
+
+
+def current_agent() -> ThreadAgent | None:
+    """The agent running on this OS thread, or ``None`` outside control."""
+    return getattr(_local, "agent", None)
+
+
+def set_current_agent(agent: ThreadAgent | None) -> None:
+    _local.agent = agent
+
+
+class ExecutionAborted(BaseException):
+    """Unwinds an agent whose execution is over (a bug was found, or a limit hit).
+
+    A ``BaseException`` so that the program's own ``except Exception`` does not
+    swallow it.
+    """
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_steps: int = 200_000
+    max_seconds: float = 20.0
+    unwind_seconds: float = 2.0
+
+
+@dataclass
+class Event:
+    """Something that happened at a step: the alphabet of specifications."""
+
+    step: int
+    agent: str
+    name: str
+    fields: dict = field(default_factory=dict)
+
+
+class Execution:
+    def __init__(self, chooser: Chooser, limits: Limits = Limits(), source_files: frozenset[str] = frozenset()) -> None:
+        self.chooser = RecordingChooser(chooser)
+        self.limits = limits
+        # Files of the program under test: their frames locate agents in reports.
+        self.source_files = source_files
+        self.agents: list[Agent] = []
+        self.active: list[Agent] = []
+        self.step = 0
+        self.history: list[tuple[int, Operation]] = []
+        self.events: list[Event] = []
+        self.bug: Bug | None = None
+        self.divergence: str | None = None
+        self.aborted = False
+        self.completed = False
+        # Frameworks explain a deadlock better when they can (a collective
+        # that a finished rank never joined is a mismatch, not a deadlock).
+        self.deadlock_explainers: list[Callable[[list[Agent]], Bug | None]] = []
+        self.step_observers: list[Callable[[Agent, Operation], None]] = []
+        self.event_observers: list[Callable[[Event], None]] = []
+        self._finished = _thread.allocate_lock()
+        self._finished.acquire()
+        self.started_at = 0.0
+        self.elapsed_s = 0.0
+
+    # ----------------------------------------------------------------- agents
+    def register(self, agent: Agent) -> int:
+        self.agents.append(agent)
+        self.active.append(agent)
+        return len(self.agents) - 1
+
+    def thread_agents(self) -> list[ThreadAgent]:
+        return [a for a in self.agents if isinstance(a, ThreadAgent)]
+
+    # -------------------------------------------------------- scheduling points
+    def check_abort(self) -> None:
+        if self.aborted:
+            raise ExecutionAborted()
+
+    def yield_point(self, agent: ThreadAgent, operation: Operation) -> None:
+        """A point where another agent may run before ``operation`` happens."""
+        agent.pending = operation
+        self._switch(agent)
+
+    def block(self, agent: ThreadAgent, wait: Wait, operation: Operation) -> bool:
+        """Park ``agent`` until ``wait`` is ready; ``False`` when a timed wait expired."""
+        agent.pending = operation
+        agent.waiting = wait
+        self._switch(agent)
+        return not wait.timed_out
+
+    def emit(self, agent: Agent | None, name: str, fields: dict) -> None:
+        event = Event(self.step, agent.name if agent is not None else "-", name, fields)
+        self.events.append(event)
+        for observer in self.event_observers:
+            observer(event)
+
+    def choose_value(self, kind: str, options: int) -> int:
+        """A non-scheduling choice (a message match, a fault, an input value)."""
+        if options <= 1:
+            return 0
+        try:
+            return self.chooser.next_value(kind, options)
+        except TraceDivergence as divergence:
+            self.diverge(str(divergence))
+            raise ExecutionAborted() from None
+
+    def _switch(self, agent: ThreadAgent) -> None:
+        if self.aborted:
+            raise ExecutionAborted()
+        try:
+            chosen = self._pick(agent)
+        except TraceDivergence as divergence:
+            self.diverge(str(divergence))
+            chosen = None
+        if chosen is agent:
+            return
+        if chosen is None:
+            # The run is over (a bug, a limit, or only daemons left) while this
+            # agent still had work: unwind it.
+            raise ExecutionAborted()
+        self._hand_to(chosen)
+        agent.park()
+        if self.aborted:
+            raise ExecutionAborted()
+
+    def _hand_to(self, chosen: ThreadAgent) -> None:
+        if not chosen.started:
+            chosen.launch()
+        chosen.resume()
+
+    def _pick(self, current: ThreadAgent | None) -> ThreadAgent | None:
+        """Take steps until a thread agent is chosen; ``None`` when the run is over."""
+        limits = self.limits
+        while True:
+            if self.aborted:
+                return None
+            runnable: list[int] = []
+            live = False
+            for candidate in self.active:
+                if not candidate.daemon:
+                    live = True
+                waiting = candidate.waiting
+                if waiting is None or waiting.ready():
+                    runnable.append(candidate.id)
+            if not live:
+                self._complete()
+                return None
+            if not runnable:
+                expired = self._expire_timed_wait()
+                if expired is None:
+                    self.fail(self._deadlock_bug())
+                    return None
+                runnable.append(expired.id)
+            self.step += 1
+            if self.step > limits.max_steps:
+                self.fail(
+                    Bug(
+                        BugKind.TIMEOUT,
+                        f"the execution took more than {limits.max_steps} steps (livelock or a very long run)",
+                        details=self._agent_locations(),
+                    )
+                )
+                return None
+            if len(runnable) == 1:
+                chosen = self.agents[runnable[0]]
+            else:
+                index = self.chooser.next_agent(runnable, current.id if current is not None else None, self.step)
+                chosen = self.agents[runnable[index]]
+            chosen.waiting = None
+            self.history.append((chosen.id, chosen.pending))
+            for observer in self.step_observers:
+                observer(chosen, chosen.pending)
+            if self.aborted:
+                return None
+            if isinstance(chosen, StepAgent):
+                self._run_step(chosen)
+                continue
+            return chosen  # type: ignore[return-value]
+
+    def _run_step(self, agent: StepAgent) -> None:
+        try:
+            outcome = agent.step()
+        except TraceDivergence as divergence:
+            self.diverge(str(divergence))
+            return
+        except ExecutionAborted:
+            return
+        except Exception as error:  # noqa: BLE001 - a failing transfer is a finding
+            self.fail(
+                Bug(
+                    BugKind.EXCEPTION,
+                    f"{type(error).__name__}: {error}",
+                    details=["".join(traceback.format_exception(error)).rstrip()],
+                    agent=agent.name,
+                    step=self.step,
+                )
+            )
+            return
+        if outcome is FINISHED:
+            agent.done = True
+            self.active.remove(agent)
+        else:
+            agent.waiting = outcome  # type: ignore[assignment]
+
+    def _expire_timed_wait(self) -> Agent | None:
+        timed = [a for a in self.active if a.waiting is not None and a.waiting.timed]
+        if not timed:
+            return None
+        index = self.choose_value(ChoiceKind.TIMEOUT, len(timed))
+        agent = timed[index]
+        agent.waiting.timed_out = True  # type: ignore[union-attr]
+        return agent
+
+    # ------------------------------------------------------------ agent exits
+    def agent_finished(self, agent: ThreadAgent) -> None:
+        agent.done = True
+        self.active.remove(agent)
+        if self.aborted:
+            return
+        try:
+            chosen = self._pick(None)
+        except TraceDivergence as divergence:
+            self.diverge(str(divergence))
+            return
+        except ExecutionAborted:
+            return
+        if chosen is not None:
+            self._hand_to(chosen)
+
+    def agent_raised(self, agent: ThreadAgent, error: BaseException) -> None:
+        agent.done = True
+        if agent in self.active:
+            self.active.remove(agent)
+        if isinstance(error, TraceDivergence):
+            self.diverge(str(error))
+            return
+        self.fail(
+            Bug(
+                BugKind.EXCEPTION,
+                f"{type(error).__name__}: {error}" if str(error) else type(error).__name__,
+                details=[format_user_traceback(error, self.source_files)],
+                agent=agent.name,
+                step=self.step,
+            )
+        )
+
+    # ------------------------------------------------------------- the outcome
+    def fail(self, bug: Bug) -> None:
+        """Record the first bug and stop the execution."""
+        if self.aborted:
+            return
+        if bug.step is None:
+            bug.step = self.step
+        self.bug = bug
+        self.aborted = True
+        self._finished.release()
+
+    def report_after_run(self, bug: Bug) -> None:
+        """A bug found by the end-of-run checks of a framework."""
+        if self.bug is None and self.divergence is None:
+            bug.step = self.step if bug.step is None else bug.step
+            self.bug = bug
+
+    def diverge(self, why: str) -> None:
+        if self.aborted:
+            return
+        self.divergence = why
+        self.aborted = True
+        self._finished.release()
+
+    def _complete(self) -> None:
+        if self.aborted or self.completed:
+            return
+        self.completed = True
+        self._finished.release()
+
+    def _deadlock_bug(self) -> Bug:
+        blocked = [a for a in self.active if not a.done]
+        for explain in self.deadlock_explainers:
+            bug = explain(blocked)
+            if bug is not None:
+                return bug
+        details = []
+        for agent in blocked:
+            if agent.daemon and isinstance(agent, StepAgent):
+                continue
+            reason = agent.waiting.describe() if agent.waiting is not None else "nothing"
+            where = self._location_of(agent)
+            details.append(f"{agent.name} waits for {reason}" + (f" at {where}" if where else ""))
+        names = ", ".join(a.name for a in blocked if not isinstance(a, StepAgent))
+        return Bug(BugKind.DEADLOCK, f"every live agent is blocked ({names})", details=details)
+
+    def _location_of(self, agent: Agent) -> str | None:
+        if not isinstance(agent, ThreadAgent) or agent.thread_ident is None:
+            return None
+        frame = sys._current_frames().get(agent.thread_ident)
+        while frame is not None:
+            if frame.f_code.co_filename in self.source_files:
+                return f"{frame.f_code.co_filename}:{frame.f_lineno} in {frame.f_code.co_name}"
+            frame = frame.f_back
+        return None
+
+    def _agent_locations(self) -> list[str]:
+        lines = []
+        for agent in self.thread_agents():
+            if agent.done:
+                continue
+            where = self._location_of(agent)
+            lines.append(f"{agent.name} at {where or 'an unknown place'}")
+        return lines
+
+    # --------------------------------------------------------------- the run
+    def run(self) -> None:
+        """Run the registered agents to the end, a bug, or a limit."""
+        self.started_at = time.perf_counter()
+        try:
+            chosen = self._pick(None)
+        except TraceDivergence as divergence:
+            self.diverge(str(divergence))
+            chosen = None
+        except ExecutionAborted:
+            chosen = None
+        if chosen is not None:
+            self._hand_to(chosen)
+        if not self._finished.acquire(timeout=self.limits.max_seconds):
+            self.fail(
+                Bug(
+                    BugKind.TIMEOUT,
+                    f"the execution ran longer than {self.limits.max_seconds:g}s "
+                    "(a hang outside dnsse's control, or a very slow step)",
+                    details=self._agent_locations(),
+                )
+            )
+        self.elapsed_s = time.perf_counter() - self.started_at
+        self._unwind()
+
+    def _unwind(self) -> None:
+        """Let every parked agent raise ExecutionAborted and exit, one at a time."""
+        self.aborted = True
+        deadline = time.perf_counter() + self.limits.unwind_seconds
+        for agent in self.thread_agents():
+            if not agent.started or not agent.exited.locked():
+                continue
+            try:
+                agent.resume()
+            except RuntimeError:
+                pass  # already handed the baton; it is on its way out
+            remaining = max(0.0, deadline - time.perf_counter())
+            if agent.exited.acquire(timeout=remaining):
+                agent.exited.release()
+
+
+def format_user_traceback(error: BaseException, source_files: frozenset[str]) -> str:
+    """The traceback of ``error``, starting at the first frame of the program under test."""
+    frames = traceback.extract_tb(error.__traceback__)
+    first = next((i for i, f in enumerate(frames) if f.filename in source_files), 0)
+    lines = ["Traceback (most recent call last):\n"]
+    lines.extend(traceback.format_list(frames[first:]))
+    lines.extend(traceback.format_exception_only(type(error), error))
+    return "".join(lines).rstrip()

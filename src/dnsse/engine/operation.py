@@ -1,0 +1,42 @@
+"""What a step does: the operation an agent performs when it is scheduled.
+
+Every scheduling point names the operation the agent is about to perform and
+the objects it touches, so that strategies can tell dependent steps (same
+object, not both reads) from independent ones.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+
+class Access(enum.Enum):
+    READ = "read"
+    WRITE = "write"
+    SYNC = "sync"
+
+
+@dataclass(frozen=True, slots=True)
+class Operation:
+    """One pending operation of an agent.
+
+    ``kind`` is a short name (``"all_reduce"``, ``"lock.acquire"``,
+    ``"attr.store"``); ``objects`` pairs an object name with how it is touched;
+    ``detail`` is text for people (reports, timelines).
+    """
+
+    kind: str
+    objects: tuple[tuple[str, Access], ...] = ()
+    detail: str = ""
+
+    def depends_on(self, other: Operation) -> bool:
+        """Two steps are dependent when they touch one object and not both read."""
+        for name, access in self.objects:
+            for other_name, other_access in other.objects:
+                if name == other_name and not (access is Access.READ and other_access is Access.READ):
+                    return True
+        return False
+
+
+START = Operation("start")

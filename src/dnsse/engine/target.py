@@ -1,0 +1,158 @@
+"""The program under test: ``FILE.py:FUNC``, its source, its framework and its inputs."""
+
+from __future__ import annotations
+
+import ast
+import sys
+import types
+import typing
+from dataclasses import dataclass
+from pathlib import Path
+
+from dnsse.errors import BadInput
+
+FRAMEWORKS = ("torch", "ray", "threads")
+
+
+@dataclass(frozen=True)
+class Range:
+    """Bounds of an explored input: ``Annotated[int, dnsse.Range(0, 8)]``."""
+
+    low: float
+    high: float
+
+
+@dataclass(frozen=True)
+class InputParameter:
+    """A keyword parameter of the entry point that the search may vary."""
+
+    name: str
+    type: type
+    default: object
+    bounds: Range | None = None
+
+
+@dataclass(frozen=True)
+class TargetSpec:
+    path: Path
+    function: str
+
+    @staticmethod
+    def parse(text: str) -> TargetSpec:
+        path_text, sep, function = text.rpartition(":")
+        if not sep or not path_text or not function:
+            raise BadInput(f"the target {text!r} is not of the form FILE.py:FUNC (for example examples/ring.py:main)")
+        path = Path(path_text)
+        if not path.is_file():
+            raise BadInput(f"the target file {path_text} does not exist; give the path of a Python file, then :FUNC")
+        if not function.isidentifier():
+            raise BadInput(f"{function!r} is not a Python function name; the target is FILE.py:FUNC")
+        return TargetSpec(path.resolve(), function)
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.function}"
+
+
+class LoadedTarget:
+    """A parsed and compiled target; :meth:`instantiate` gives a fresh module each time."""
+
+    def __init__(self, spec: TargetSpec, framework: str = "auto") -> None:
+        self.spec = spec
+        try:
+            source = spec.path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            raise BadInput(f"cannot read the target file {spec.path}: {error}") from None
+        try:
+            tree = ast.parse(source, filename=str(spec.path))
+            self.code = compile(tree, str(spec.path), "exec")
+        except SyntaxError as error:
+            raise BadInput(
+                f"the target file {spec.path} has a syntax error at line {error.lineno}: {error.msg}"
+            ) from None
+        if not any(
+            isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == spec.function
+            for node in tree.body
+        ) and not _assigned_at_top_level(tree, spec.function):
+            raise BadInput(
+                f"{spec.path} has no top-level function {spec.function!r}; "
+                f"name one of: {', '.join(_top_level_functions(tree)) or '(none defined)'}"
+            )
+        if framework == "auto":
+            framework = detect_framework(tree)
+        elif framework not in FRAMEWORKS:
+            raise BadInput(f"unknown framework {framework!r}; use one of auto, {', '.join(FRAMEWORKS)}")
+        self.framework = framework
+        self.source_files = frozenset({str(spec.path)})
+        self._copies = 0
+
+    def instantiate(self) -> types.ModuleType:
+        """Execute the target's module afresh: new globals for every execution (and rank)."""
+        self._copies += 1
+        name = f"__dnsse_target_{self._copies}__"
+        module = types.ModuleType(name)
+        module.__file__ = str(self.spec.path)
+        # Classes of the target (dataclasses in particular) look their module
+        # up in sys.modules; release() takes it out again after the run.
+        sys.modules[name] = module
+        exec(self.code, module.__dict__)
+        return module
+
+    def release(self, module: types.ModuleType) -> None:
+        sys.modules.pop(module.__name__, None)
+
+    def entry_point(self, module: types.ModuleType) -> typing.Callable:
+        function = getattr(module, self.spec.function, None)
+        if not callable(function):
+            raise BadInput(f"{self.spec} is not callable after the module ran")
+        return function
+
+
+def _top_level_functions(tree: ast.Module) -> list[str]:
+    return [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+
+
+def _assigned_at_top_level(tree: ast.Module, name: str) -> bool:
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
+            return True
+    return False
+
+
+def detect_framework(tree: ast.Module) -> str:
+    """torch when the module uses torch.distributed, ray when it imports ray, else threads."""
+    imported: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            imported.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            imported.add(node.module)
+            imported.update(f"{node.module}.{alias.name}" for alias in node.names)
+    if any(name == "torch.distributed" or name.startswith("torch.distributed.") for name in imported):
+        return "torch"
+    if any(name == "ray" or name.startswith("ray.") for name in imported):
+        return "ray"
+    return "threads"
+
+
+def input_parameters(function: typing.Callable, skip: int = 0) -> list[InputParameter]:
+    """Keyword parameters with a default and an int, float or bool annotation."""
+    import inspect
+
+    try:
+        hints = typing.get_type_hints(function, include_extras=True)
+    except Exception:  # noqa: BLE001 - unresolvable annotations just mean "not an input"
+        hints = {}
+    parameters = list(inspect.signature(function).parameters.values())[skip:]
+    found = []
+    for parameter in parameters:
+        if parameter.default is inspect.Parameter.empty:
+            continue
+        hint = hints.get(parameter.name)
+        bounds = None
+        if typing.get_origin(hint) is typing.Annotated:
+            base, *extras = typing.get_args(hint)
+            bounds = next((e for e in extras if isinstance(e, Range)), None)
+            hint = base
+        if hint in (int, float, bool):
+            found.append(InputParameter(parameter.name, hint, parameter.default, bounds))
+    return found

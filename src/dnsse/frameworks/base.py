@@ -1,0 +1,44 @@
+"""What the runner needs from a framework (torch, ray, threads)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ContextManager, Protocol
+
+if TYPE_CHECKING:
+    from dnsse.engine.bugs import Bug
+    from dnsse.engine.execution import Execution
+    from dnsse.engine.target import InputParameter, LoadedTarget
+
+
+class Framework(Protocol):
+    name: str
+
+    def activate(self) -> ContextManager[None]:
+        """Install the controlled APIs for a whole campaign (many executions)."""
+        ...
+
+    def inputs(self, target: LoadedTarget) -> list[InputParameter]:
+        """The explored inputs of the entry point; raises BadInput when the signature is wrong."""
+        ...
+
+    def start(self, execution: Execution, target: LoadedTarget, inputs: dict[str, object]) -> None:
+        """Create the first agents of an execution."""
+        ...
+
+    def finish(self, execution: Execution) -> Bug | None:
+        """Checks at the end of a run that completed (e.g. collectives some rank never issued)."""
+        ...
+
+
+def framework_named(name: str, world_size: int) -> Framework:
+    if name == "torch":
+        from dnsse.frameworks.torch_dist.framework import TorchFramework
+
+        return TorchFramework(world_size)
+    if name == "threads":
+        from dnsse.frameworks.threads.framework import ThreadsFramework
+
+        return ThreadsFramework()
+    from dnsse.errors import BadInput
+
+    raise BadInput(f"the {name} framework is not supported yet; dnsse runs torch and threads programs today")
