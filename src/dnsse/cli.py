@@ -1,0 +1,173 @@
+"""The ``dnsse`` command: ``check`` a program, ``replay`` a trace (DESIGN §3).
+
+Exit status: 0 nothing found (or the replayed run passes), 1 a bug, 2 bad
+input with a one-paragraph message and no traceback unless ``--debug``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import traceback
+from pathlib import Path
+from typing import Sequence
+
+from dnsse.engine.execution import Limits
+from dnsse.errors import BadInput
+from dnsse.search.registry import BUILT, DEFAULT, PLANNED
+
+EXIT_CLEAN, EXIT_BUG, EXIT_BAD_INPUT = 0, 1, 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.print_usage(sys.stderr)
+        sys.stderr.write(f"dnsse: error: {message}. Run `dnsse {self._subcommand()}--help` for the options.\n")
+        sys.exit(EXIT_BAD_INPUT)
+
+    def _subcommand(self) -> str:
+        name = self.prog.split()[-1]
+        return "" if name == "dnsse" else f"{name} "
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="dnsse", description="Find concurrency bugs by controlled, searched execution.")
+    parser.add_argument("--debug", action="store_true", help="show Python tracebacks of dnsse's own errors")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    check = commands.add_parser("check", help="search the schedules of a program for bugs")
+    check.add_argument("target", metavar="FILE.py:FUNC", help="the entry point to check")
+    check.add_argument("--world-size", type=int, default=2, help="ranks of a torch program (default 2)")
+    check.add_argument("--framework", default="auto", choices=["auto", "torch", "ray", "threads"])
+    check.add_argument(
+        "--strategy",
+        default=DEFAULT,
+        help=f"search strategy: {', '.join(BUILT)} (default {DEFAULT}); planned: {', '.join(PLANNED)}",
+    )
+    check.add_argument("--budget", type=int, default=1000, help="executions to run at most (default 1000)")
+    check.add_argument("--time-budget", type=float, default=None, metavar="SECONDS", help="stop after this long")
+    check.add_argument("--seed", type=int, default=0, help="seed of the whole campaign (default 0)")
+    check.add_argument("--spec", action="append", default=[], metavar="LTL", help="an LTL property to check")
+    check.add_argument("--keep-going", action="store_true", help="go on after the first bug")
+    check.add_argument("--out", type=Path, default=Path(".dnsse"), help="where traces go (default .dnsse/)")
+    check.add_argument("--json", type=Path, default=None, metavar="PATH", help="write a JSON report here")
+    check.add_argument("--workers", type=int, default=1, help="parallel worker processes")
+    check.add_argument("--ray-address", default=None, metavar="ADDR", help="run the campaign on a Ray cluster")
+    check.add_argument("--pct-depth", type=int, default=3, help="bug depth PCT aims at (default 3)")
+    check.add_argument("--max-steps", type=int, default=Limits.max_steps, help="step limit of one execution")
+    check.add_argument(
+        "--execution-timeout", type=float, default=Limits.max_seconds, metavar="SECONDS",
+        help="wall-clock limit of one execution",
+    )
+    check.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+
+    replay = commands.add_parser("replay", help="re-run a recorded bug trace")
+    replay.add_argument("trace", metavar="TRACE.json", type=Path)
+    replay.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    arguments = _parser().parse_args(argv)
+    try:
+        if arguments.command == "check":
+            return _check(arguments)
+        return _replay(arguments)
+    except BadInput as error:
+        if arguments.debug:
+            traceback.print_exc()
+        sys.stderr.write(f"dnsse: {error}\n")
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        sys.stderr.write("dnsse: interrupted\n")
+        return 130
+
+
+def _refuse_unbuilt_options(arguments: argparse.Namespace) -> None:
+    if arguments.spec:
+        raise BadInput("--spec is not built yet: LTL specifications come with the spec module; drop --spec for now")
+    if arguments.workers != 1:
+        raise BadInput("--workers other than 1 is not built yet; executions run in this process for now")
+    if arguments.ray_address is not None:
+        raise BadInput("--ray-address is not built yet; campaigns run on this machine for now")
+    if arguments.max_steps < 1 or arguments.execution_timeout <= 0:
+        raise BadInput("--max-steps and --execution-timeout must be positive")
+    if arguments.pct_depth < 1:
+        raise BadInput(f"--pct-depth must be at least 1, got {arguments.pct_depth}")
+
+
+def _check(arguments: argparse.Namespace) -> int:
+    from dnsse.engine.target import LoadedTarget
+    from dnsse.frameworks.base import Framework
+    from dnsse.report.summary import campaign_report, write_json_atomically
+    from dnsse.search.campaign import CampaignConfig, FoundBug, run_campaign
+
+    _refuse_unbuilt_options(arguments)
+    config = CampaignConfig(
+        target=arguments.target,
+        framework=arguments.framework,
+        world_size=arguments.world_size,
+        strategy=arguments.strategy,
+        budget=arguments.budget,
+        time_budget=arguments.time_budget,
+        seed=arguments.seed,
+        keep_going=arguments.keep_going,
+        out=arguments.out,
+        limits=Limits(max_steps=arguments.max_steps, max_seconds=arguments.execution_timeout),
+        pct_depth=arguments.pct_depth,
+    )
+
+    def announce(found: FoundBug) -> None:
+        print(f"\nfound a bug in execution {found.execution} ({found.elapsed_s:.2f}s):")
+        print(_indent(found.bug.render()))
+        print(f"trace:  {found.trace_path}")
+        print(f"replay: dnsse replay {_shell_path(found.trace_path)}")
+        sys.stdout.flush()
+
+    def start(target: LoadedTarget, framework: Framework) -> None:
+        ranks = f", {arguments.world_size} ranks" if framework.name == "torch" else ""
+        print(
+            f"dnsse: checking {arguments.target} ({framework.name}{ranks}) with {arguments.strategy}, "
+            f"budget {arguments.budget} executions, seed {arguments.seed}"
+        )
+        sys.stdout.flush()
+
+    result = run_campaign(config, on_bug=announce, on_start=start)
+    if arguments.json is not None:
+        write_json_atomically(campaign_report(result), arguments.json)
+    rate = result.executions / result.elapsed_s if result.elapsed_s > 0 else 0.0
+    summary = (
+        f"{len(result.bugs)} bug{'s' if len(result.bugs) != 1 else ''} in {result.executions} executions "
+        f"({result.elapsed_s:.2f}s, {rate:.0f} executions/s, {result.framework}, {result.strategy})"
+    )
+    print(f"\n{summary}" if result.bugs else f"no bug found: {summary}")
+    return EXIT_BUG if result.bugs else EXIT_CLEAN
+
+
+def _replay(arguments: argparse.Namespace) -> int:
+    from dnsse.report.replay import replay
+
+    outcome = replay(arguments.trace)
+    bug = outcome.result.bug
+    print(f"dnsse: replaying {arguments.trace} ({outcome.trace.target}, {len(outcome.trace.choices)} choices)")
+    if bug is None:
+        print("the execution passed: the recorded bug did not happen")
+        return EXIT_CLEAN
+    verdict = "reproduced" if outcome.reproduced else "a different bug than the recorded one happened"
+    print(f"{verdict}:")
+    print(_indent(bug.render()))
+    return EXIT_BUG
+
+
+def _indent(text: str) -> str:
+    return "\n".join("  " + line for line in text.splitlines())
+
+
+def _shell_path(path: Path) -> str:
+    text = os.path.relpath(path) if not str(path).startswith("..") else str(path)
+    return text if " " not in text else f"'{text}'"
+
+
+if __name__ == "__main__":
+    sys.exit(main())

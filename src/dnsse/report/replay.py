@@ -1,0 +1,38 @@
+"""Replay: re-execute a recorded trace and say whether its bug comes back."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from dnsse.engine.choices import ReplayChooser
+from dnsse.engine.runner import ExecutionResult, run_execution
+from dnsse.errors import BadInput
+from dnsse.report.trace import Trace, read_trace
+from dnsse.search.campaign import load, preflight
+
+
+@dataclass
+class ReplayOutcome:
+    trace: Trace
+    result: ExecutionResult
+
+    @property
+    def reproduced(self) -> bool:
+        bug = self.result.bug
+        return bug is not None and bug.signature() == self.trace.bug.signature()
+
+
+def replay(path: Path) -> ReplayOutcome:
+    trace = read_trace(path)
+    target, framework = load(trace.target, trace.framework, trace.world_size)
+    with framework.activate():
+        preflight(target, framework)
+        result = run_execution(target, framework, ReplayChooser(trace.choices), trace.limits, inputs=trace.inputs)
+    if result.divergence is not None:
+        raise BadInput(
+            f"the trace {path} no longer fits its program ({trace.target}): {result.divergence}. "
+            "The program changed since the trace was recorded, or it is not deterministic under control "
+            "(it reads the clock or real randomness); run `dnsse check` again to get a new trace."
+        )
+    return ReplayOutcome(trace, result)

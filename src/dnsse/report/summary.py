@@ -1,0 +1,43 @@
+"""The ``--json`` report of a campaign (DESIGN §3)."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+from dnsse.search.campaign import CampaignResult
+
+
+def campaign_report(result: CampaignResult) -> dict:
+    return {
+        "target": result.target,
+        "framework": result.framework,
+        "strategy": result.strategy,
+        "world_size": result.world_size,
+        "executions": result.executions,
+        "elapsed_s": round(result.elapsed_s, 3),
+        "bugs": [
+            {
+                "kind": found.bug.kind,
+                "message": found.bug.message,
+                "execution": found.execution,
+                "trace": str(found.trace_path),
+                "details": found.bug.details,
+            }
+            for found in result.bugs
+        ],
+        # Branch coverage of the target is measured by the coverage-guided
+        # strategies; plain campaigns do not pay for it.
+        "coverage": None,
+        "verified": None,
+    }
+
+
+def write_json_atomically(data: dict, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=".report-", suffix=".tmp", dir=path.parent)
+    with os.fdopen(handle, "w", encoding="utf-8") as stream:
+        json.dump(data, stream, indent=1)
+    os.replace(temporary, path)

@@ -1,0 +1,134 @@
+"""A campaign: many executions of one target under one strategy and budget."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from dnsse.engine.bugs import Bug
+from dnsse.engine.execution import Limits
+from dnsse.engine.runner import ExecutionResult, run_execution
+from dnsse.engine.target import LoadedTarget, TargetSpec
+from dnsse.errors import BadInput
+from dnsse.frameworks.base import Framework, framework_named
+from dnsse.report.trace import Trace, write_trace
+from dnsse.search.registry import DEFAULT, make_strategy
+
+
+@dataclass
+class CampaignConfig:
+    target: str
+    framework: str = "auto"
+    world_size: int = 2
+    strategy: str = DEFAULT
+    budget: int | None = 1000
+    time_budget: float | None = None
+    seed: int = 0
+    keep_going: bool = False
+    out: Path = Path(".dnsse")
+    limits: Limits = field(default_factory=Limits)
+    pct_depth: int = 3
+
+
+@dataclass
+class FoundBug:
+    bug: Bug
+    execution: int
+    trace_path: Path
+    elapsed_s: float
+
+
+@dataclass
+class CampaignResult:
+    target: str
+    framework: str
+    strategy: str
+    world_size: int
+    executions: int
+    elapsed_s: float
+    bugs: list[FoundBug]
+
+
+def load(target_text: str, framework_name: str, world_size: int) -> tuple[LoadedTarget, Framework]:
+    """Parse and compile the target and pick its framework; BadInput on any defect."""
+    if world_size < 1:
+        raise BadInput(f"--world-size must be at least 1, got {world_size}")
+    target = LoadedTarget(TargetSpec.parse(target_text), framework_name)
+    return target, framework_named(target.framework, world_size)
+
+
+def preflight(target: LoadedTarget, framework: Framework) -> None:
+    """Run the target's module once, so an import error is bad input, not a bug."""
+    try:
+        framework.inputs(target)
+    except BadInput:
+        raise
+    except Exception as error:  # noqa: BLE001 - whatever the module raises, the user must fix it
+        raise BadInput(
+            f"the target {target.spec} failed to load: {type(error).__name__}: {error}. "
+            "Run it with plain Python to see the full error."
+        ) from None
+
+
+def run_campaign(
+    config: CampaignConfig,
+    on_bug: Callable[[FoundBug], None] | None = None,
+    on_start: Callable[[LoadedTarget, Framework], None] | None = None,
+) -> CampaignResult:
+    strategy = make_strategy(config.strategy, config.seed, config.pct_depth)
+    if config.budget is not None and config.budget < 1:
+        raise BadInput(f"--budget must be at least 1 execution, got {config.budget}")
+    target, framework = load(config.target, config.framework, config.world_size)
+    found: list[FoundBug] = []
+    seen: set[tuple[str, str]] = set()
+    started = time.perf_counter()
+    executions = 0
+    with framework.activate():
+        preflight(target, framework)
+        if on_start is not None:
+            on_start(target, framework)
+        while config.budget is None or executions < config.budget:
+            if config.time_budget is not None and time.perf_counter() - started >= config.time_budget:
+                break
+            result = run_execution(target, framework, strategy.chooser_for(executions), config.limits)
+            executions += 1
+            strategy.observe(result)
+            if result.bug is None or result.bug.signature() in seen:
+                continue
+            seen.add(result.bug.signature())
+            path = write_trace(_trace_of(config, target, framework, result, executions), config.out)
+            bug = FoundBug(result.bug, executions, path, time.perf_counter() - started)
+            found.append(bug)
+            if on_bug is not None:
+                on_bug(bug)
+            if not config.keep_going:
+                break
+    return CampaignResult(
+        target=str(target.spec),
+        framework=framework.name,
+        strategy=strategy.name,
+        world_size=config.world_size,
+        executions=executions,
+        elapsed_s=time.perf_counter() - started,
+        bugs=found,
+    )
+
+
+def _trace_of(
+    config: CampaignConfig, target: LoadedTarget, framework: Framework, result: ExecutionResult, execution: int
+) -> Trace:
+    assert result.bug is not None
+    return Trace(
+        target=str(target.spec),
+        framework=framework.name,
+        world_size=config.world_size,
+        inputs=result.inputs,
+        choices=result.choices,
+        limits=config.limits,
+        bug=result.bug,
+        strategy=config.strategy,
+        execution=execution,
+        steps=result.steps,
+    )

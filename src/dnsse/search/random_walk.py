@@ -1,0 +1,34 @@
+"""``random``: every choice uniformly at random (a random walk over schedules)."""
+
+from __future__ import annotations
+
+import random
+from typing import Sequence
+
+from dnsse.search.strategy import execution_seed
+
+
+class RandomChooser:
+    __slots__ = ("rng",)
+
+    def __init__(self, seed: int) -> None:
+        self.rng = random.Random(seed)
+
+    def next_agent(self, runnable: Sequence[int], current: int | None, step: int) -> int:
+        return self.rng.randrange(len(runnable))
+
+    def next_value(self, kind: str, options: int) -> int:
+        return self.rng.randrange(options)
+
+
+class RandomStrategy:
+    name = "random"
+
+    def __init__(self, seed: int) -> None:
+        self.seed = seed
+
+    def chooser_for(self, execution: int) -> RandomChooser:
+        return RandomChooser(execution_seed(self.seed, execution))
+
+    def observe(self, result: object) -> None:
+        """Random search does not learn."""

@@ -1,0 +1,32 @@
+"""The one narrow interface every search strategy implements.
+
+A strategy hands the engine a :class:`~dnsse.engine.choices.Chooser` for each
+execution and learns from the result. The engine never knows which strategy
+is behind a chooser; a new strategy is a new file and an entry in
+:mod:`dnsse.search.registry`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from dnsse.engine.choices import Chooser
+    from dnsse.engine.runner import ExecutionResult
+
+
+class Strategy(Protocol):
+    name: str
+
+    def chooser_for(self, execution: int) -> Chooser:
+        """The chooser that makes every choice of execution number ``execution``."""
+        ...
+
+    def observe(self, result: ExecutionResult) -> None:
+        """What the execution did; adaptive strategies learn from it."""
+        ...
+
+
+def execution_seed(campaign_seed: int, execution: int) -> int:
+    """A per-execution seed: executions are reproducible one by one, in any order."""
+    return (campaign_seed * 1_000_003 + execution * 7_919) % (2**61 - 1)
