@@ -1,0 +1,78 @@
+"""Virtual time: ``time.sleep`` is a scheduling point, and clocks read virtual time.
+
+A controlled program never really sleeps. Virtual time advances by each
+``sleep`` and jumps to the deadline of a timed wait when it expires (which the
+engine lets happen only when nothing else can run), so ``queue.get(timeout=1)``
+and ``Condition.wait_for(..., timeout)`` terminate, and every execution of a
+schedule reads the same times. Outside an execution these are the real clocks.
+
+A loop that spins on the clock without ever sleeping or blocking never sees
+time pass; it ends at the step limit and is reported as a timeout.
+"""
+
+from __future__ import annotations
+
+import time
+
+from dnsse.engine.execution import current_agent
+from dnsse.engine.operation import Access, Operation
+from dnsse.frameworks.threads.runtime import MONOTONIC_BASE, WALL_CLOCK_BASE, runtime_for
+
+real_sleep = time.sleep
+real_monotonic = time.monotonic
+real_monotonic_ns = time.monotonic_ns
+real_perf_counter = time.perf_counter
+real_perf_counter_ns = time.perf_counter_ns
+real_time = time.time
+real_time_ns = time.time_ns
+
+_CLOCK = (("clock", Access.WRITE),)
+
+
+def sleep(seconds: float) -> None:
+    agent = current_agent()
+    if agent is None:
+        real_sleep(seconds)
+        return
+    if seconds < 0:
+        raise ValueError("sleep length must be non-negative")
+    agent.execution.yield_point(agent, Operation("sleep", _CLOCK, f"sleep({seconds:g})"))
+    runtime = runtime_for(agent.execution)
+    runtime.advance_to(runtime.elapsed + seconds)
+
+
+def _elapsed() -> float | None:
+    agent = current_agent()
+    if agent is None:
+        return None
+    return runtime_for(agent.execution).elapsed
+
+
+def monotonic() -> float:
+    elapsed = _elapsed()
+    return real_monotonic() if elapsed is None else MONOTONIC_BASE + elapsed
+
+
+def monotonic_ns() -> int:
+    elapsed = _elapsed()
+    return real_monotonic_ns() if elapsed is None else int((MONOTONIC_BASE + elapsed) * 1e9)
+
+
+def perf_counter() -> float:
+    elapsed = _elapsed()
+    return real_perf_counter() if elapsed is None else MONOTONIC_BASE + elapsed
+
+
+def perf_counter_ns() -> int:
+    elapsed = _elapsed()
+    return real_perf_counter_ns() if elapsed is None else int((MONOTONIC_BASE + elapsed) * 1e9)
+
+
+def wall_time() -> float:
+    elapsed = _elapsed()
+    return real_time() if elapsed is None else WALL_CLOCK_BASE + elapsed
+
+
+def wall_time_ns() -> int:
+    elapsed = _elapsed()
+    return real_time_ns() if elapsed is None else int((WALL_CLOCK_BASE + elapsed) * 1e9)

@@ -1,0 +1,91 @@
+"""What the threads framework remembers about one execution.
+
+Names of primitives and threads, synthetic thread idents and the virtual clock
+are counted per execution, so that a replayed execution names everything the
+same way and reads the same times.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import weakref
+from typing import TYPE_CHECKING
+
+from dnsse.engine.agent import ThreadAgent
+
+if TYPE_CHECKING:
+    from dnsse.engine.execution import Execution
+    from dnsse.frameworks.threads.shared_state import SharedStatePlan
+    from dnsse.frameworks.threads.thread import Thread
+
+# Virtual time starts at fixed values: a program that prints or branches on the
+# clock then behaves the same in every execution of a schedule.
+MONOTONIC_BASE = 1_000.0
+WALL_CLOCK_BASE = 1_750_000_000.0
+FIRST_IDENT = 0x1000
+
+
+class ThreadsRuntime:
+    """Per-execution state shared by the controlled primitives."""
+
+    def __init__(self, execution: Execution) -> None:
+        self.execution = execution
+        self.plan: SharedStatePlan | None = None
+        self.elapsed = 0.0
+        self._numbers: dict[str, int] = {}
+        self._next_ident = FIRST_IDENT
+        self._handles: dict[int, Thread] = {}
+
+    def number(self, kind: str) -> int:
+        """The next number of a primitive kind: Lock#1, Lock#2, Thread-1, ..."""
+        value = self._numbers.get(kind, 0) + 1
+        self._numbers[kind] = value
+        return value
+
+    def new_ident(self) -> int:
+        ident = self._next_ident
+        self._next_ident += 1
+        return ident
+
+    def advance_to(self, elapsed: float) -> None:
+        """Move virtual time forward (a sleep, an expired timeout); it never goes back."""
+        if elapsed > self.elapsed:
+            self.elapsed = elapsed
+
+    def attach(self, agent: ThreadAgent, handle: Thread) -> None:
+        self._handles[agent.id] = handle
+
+    def handle_of(self, agent: ThreadAgent) -> Thread:
+        """The ``Thread`` object of an agent; agents started by others get one on first use."""
+        handle = self._handles.get(agent.id)
+        if handle is None:
+            from dnsse.frameworks.threads.thread import adopt
+
+            handle = adopt(agent, self)
+            self._handles[agent.id] = handle
+        return handle
+
+    def live_handles(self) -> list[Thread]:
+        return [self._handles[a.id] for a in self.execution.thread_agents() if a.id in self._handles and not a.done]
+
+    def creation_site(self) -> str | None:
+        """``file.py:LINE`` of the innermost frame of the program under test."""
+        frame = sys._getframe(1)
+        files = self.execution.source_files
+        while frame is not None:
+            if frame.f_code.co_filename in files:
+                return f"{os.path.basename(frame.f_code.co_filename)}:{frame.f_lineno}"
+            frame = frame.f_back
+        return None
+
+
+_runtimes: weakref.WeakKeyDictionary[Execution, ThreadsRuntime] = weakref.WeakKeyDictionary()
+
+
+def runtime_for(execution: Execution) -> ThreadsRuntime:
+    runtime = _runtimes.get(execution)
+    if runtime is None:
+        runtime = ThreadsRuntime(execution)
+        _runtimes[execution] = runtime
+    return runtime

@@ -1,0 +1,275 @@
+"""Controlled ``threading.Thread`` and the functions that ask "which thread am I".
+
+A started :class:`Thread` is a :class:`~dnsse.engine.agent.ThreadAgent`: its
+``run()`` executes only when the scheduler picks it, and ``join`` is a wait
+that a deadlock report names (``Thread-2 (worker) to finish``). Names and
+idents are counted per execution, so a replay names threads the same way.
+A thread started outside an execution is a real thread, as before.
+
+An uncaught exception in a thread is a bug of the run (Python would print it
+and carry on, which is how such bugs go unnoticed); ``SystemExit`` ends the
+thread quietly, as in Python.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from typing import Any, Callable
+
+from dnsse.engine.agent import ThreadAgent
+from dnsse.engine.execution import current_agent
+from dnsse.engine.operation import Access, Operation
+from dnsse.frameworks.threads import clock
+from dnsse.frameworks.threads.event import Event
+from dnsse.frameworks.threads.primitive import block_until
+from dnsse.frameworks.threads.runtime import ThreadsRuntime, runtime_for
+from dnsse.frameworks.threads.shared_state import traced
+
+RealThread = threading.Thread
+real_current_thread = threading.current_thread
+real_main_thread = threading.main_thread
+real_enumerate = threading.enumerate
+real_get_ident = threading.get_ident
+real_get_native_id = threading.get_native_id
+
+_uncontrolled_numbers = itertools.count(1)
+_POLL_SECONDS = 0.001
+
+
+class Thread:
+    """Stands for ``threading.Thread``: same constructor, subclassing with ``run()``, same API."""
+
+    def __init__(
+        self,
+        group: None = None,
+        target: Callable[..., object] | None = None,
+        name: str | None = None,
+        args: tuple = (),
+        kwargs: dict[str, Any] | None = None,
+        *,
+        daemon: bool | None = None,
+    ) -> None:
+        if group is not None:
+            raise AssertionError("group argument must be None for now")
+        agent = current_agent()
+        if name is None:
+            number = runtime_for(agent.execution).number("Thread") if agent else next(_uncontrolled_numbers)
+            name = f"Thread-{number}"
+            target_name = getattr(target, "__name__", None)
+            if target_name is not None:
+                name += f" ({target_name})"
+        self._target = target
+        self._args = args
+        self._kwargs = {} if kwargs is None else kwargs
+        self._name = str(name)
+        self._daemonic = current_thread().daemon if daemon is None else daemon
+        self._started = False
+        self._ident: int | None = None
+        self._agent: ThreadAgent | None = None
+        self._real: threading.Thread | None = None
+
+    def start(self) -> None:
+        if self._started:
+            raise RuntimeError("threads can only be started once")
+        self._started = True
+        agent = current_agent()
+        if agent is None:
+            self._real = RealThread(target=self.run, name=self._name, daemon=self._daemonic)
+            self._real.start()
+            self._ident = self._real.ident
+            return
+        execution = agent.execution
+        runtime = runtime_for(execution)
+        self._ident = runtime.new_ident()
+        execution.yield_point(agent, Operation("thread.start", ((self._object, Access.SYNC),), self._name))
+        child = ThreadAgent(execution, self._name, self._bootstrap, daemon=self._daemonic)
+        child.handle = self
+        self._agent = child
+        runtime.attach(child, self)
+        execution.emit(agent, "thread.start", {"thread": self._name})
+
+    def _bootstrap(self) -> None:
+        agent = self._agent
+        assert agent is not None
+        with traced(agent, runtime_for(agent.execution).plan):
+            try:
+                self.run()
+            except SystemExit:
+                pass
+
+    def run(self) -> None:
+        try:
+            if self._target is not None:
+                self._target(*self._args, **self._kwargs)
+        finally:
+            del self._target, self._args, self._kwargs
+
+    def join(self, timeout: float | None = None) -> None:
+        if not self._started:
+            raise RuntimeError("cannot join thread before it is started")
+        if self is current_thread():
+            raise RuntimeError("cannot join current thread")
+        if self._real is not None:
+            self._real.join(timeout)
+            return
+        child = self._agent
+        assert child is not None
+        agent = current_agent()
+        if agent is None:
+            self._join_from_outside(child, timeout)
+            return
+        operation = Operation("thread.join", ((self._object, Access.SYNC),), self._name)
+        if timeout is not None and timeout <= 0:
+            agent.execution.yield_point(agent, operation)
+            return
+        block_until(agent, operation, lambda: child.done, lambda: f"{self._name} to finish", timeout)
+
+    def _join_from_outside(self, child: ThreadAgent, timeout: float | None) -> None:
+        """A thread outside control cannot be scheduled; it polls until the agent is done."""
+        deadline = None if timeout is None else clock.real_monotonic() + timeout
+        while not child.done and (deadline is None or clock.real_monotonic() < deadline):
+            clock.real_sleep(_POLL_SECONDS)
+
+    def is_alive(self) -> bool:
+        if self._real is not None:
+            return self._real.is_alive()
+        if self._agent is None:
+            return False
+        agent = current_agent()
+        if agent is not None:
+            agent.execution.yield_point(agent, Operation("thread.is_alive", ((self._object, Access.READ),)))
+        return not self._agent.done
+
+    @property
+    def _object(self) -> str:
+        return f"thread#{self._ident}"
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @name.setter
+    def name(self, value: str) -> None:
+        self._name = str(value)
+
+    @property
+    def ident(self) -> int | None:
+        return self._ident
+
+    @property
+    def native_id(self) -> int | None:
+        return self._ident
+
+    @property
+    def daemon(self) -> bool:
+        return self._daemonic
+
+    @daemon.setter
+    def daemon(self, daemonic: bool) -> None:
+        if self._started:
+            raise RuntimeError("cannot set daemon status of active thread")
+        self._daemonic = daemonic
+
+    def __repr__(self) -> str:
+        if not self._started:
+            status = "initial"
+        elif self._real is not None:
+            status = "started" if self._real.is_alive() else "stopped"
+        else:
+            status = "stopped" if self._agent is None or self._agent.done else "started"
+        if self._daemonic:
+            status += " daemon"
+        if self._ident is not None:
+            status += f" {self._ident}"
+        return f"<{type(self).__name__}({self._name}, {status})>"
+
+
+class _AgentThread(Thread):
+    """The ``Thread`` object of an agent that no ``Thread.start`` created (the main agent)."""
+
+    def __init__(self, agent: ThreadAgent, runtime: ThreadsRuntime, name: str) -> None:
+        self._target = None
+        self._args = ()
+        self._kwargs = {}
+        self._name = name
+        self._daemonic = agent.daemon
+        self._started = True
+        self._ident = runtime.new_ident()
+        self._agent = agent
+        self._real = None
+
+
+def adopt(agent: ThreadAgent, runtime: ThreadsRuntime, name: str | None = None) -> Thread:
+    return _AgentThread(agent, runtime, agent.name if name is None else name)
+
+
+class Timer(Thread):
+    """Calls ``function`` after ``interval`` virtual seconds unless cancelled first."""
+
+    def __init__(
+        self,
+        interval: float,
+        function: Callable[..., object],
+        args: tuple | None = None,
+        kwargs: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__()
+        self.interval = interval
+        self.function = function
+        self.args = args if args is not None else ()
+        self.kwargs = kwargs if kwargs is not None else {}
+        self.finished = Event()
+
+    def cancel(self) -> None:
+        self.finished.set()
+
+    def run(self) -> None:
+        self.finished.wait(self.interval)
+        if not self.finished.is_set():
+            self.function(*self.args, **self.kwargs)
+        self.finished.set()
+
+
+def current_thread() -> Thread | threading.Thread:
+    agent = current_agent()
+    if agent is None:
+        return real_current_thread()
+    return runtime_for(agent.execution).handle_of(agent)
+
+
+def main_thread() -> Thread | threading.Thread:
+    agent = current_agent()
+    if agent is None:
+        return real_main_thread()
+    execution = agent.execution
+    return runtime_for(execution).handle_of(execution.thread_agents()[0])
+
+
+def enumerate() -> list[Thread] | list[threading.Thread]:  # noqa: A001 - the name threading uses
+    agent = current_agent()
+    if agent is None:
+        return real_enumerate()
+    runtime = runtime_for(agent.execution)
+    runtime.handle_of(agent)
+    return runtime.live_handles()
+
+
+def active_count() -> int:
+    return len(enumerate())
+
+
+def get_ident() -> int:
+    agent = current_agent()
+    if agent is None:
+        return real_get_ident()
+    ident = runtime_for(agent.execution).handle_of(agent).ident
+    assert ident is not None
+    return ident
+
+
+def get_native_id() -> int:
+    agent = current_agent()
+    if agent is None:
+        return real_get_native_id()
+    return get_ident()

@@ -1,0 +1,40 @@
+"""Small helpers shared by tests."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from dnsse.engine.runner import ExecutionResult, run_execution
+from dnsse.engine.target import LoadedTarget, TargetSpec
+
+PROGRAMS = Path(__file__).parent / "programs"
+
+
+class SeededChooser:
+    """Uniformly random choices from one seed: the simplest strategy there is."""
+
+    def __init__(self, seed: int) -> None:
+        self.rng = random.Random(seed)
+
+    def next_agent(self, runnable: Sequence[int], current: int | None, step: int) -> int:
+        return self.rng.randrange(len(runnable))
+
+    def next_value(self, kind: str, options: int) -> int:
+        return self.rng.randrange(options)
+
+
+def load_program(spec: str, framework: str = "auto") -> LoadedTarget:
+    """``"file.py:func"`` of tests/programs as a loaded target."""
+    return LoadedTarget(TargetSpec.parse(str(PROGRAMS / spec)), framework)
+
+
+def run_torch(spec: str, world_size: int = 2, seeds: Iterable[int] = range(50)) -> list[ExecutionResult]:
+    """One controlled execution of a torch program per seed, with a seeded random chooser."""
+    from dnsse.frameworks.torch_dist.framework import TorchFramework
+
+    target = load_program(spec)
+    framework = TorchFramework(world_size)
+    with framework.activate():
+        return [run_execution(target, framework, SeededChooser(seed)) for seed in seeds]
