@@ -1,0 +1,297 @@
+"""Collectives under control: matching ranks' calls, blocking, async progress.
+
+Each (group, per-rank sequence number) is one collective :class:`Instance`.
+The first rank to issue at a position fixes its signature; a later rank that
+issues something else (another op, dtype, shape, root or reduction) is a
+``collective_mismatch`` naming both ranks, both signatures and both call
+sites.
+
+A synchronous part blocks its rank until every member's input is read; the
+rank that completes the set computes the results and writes every
+synchronous member's outputs (their inputs cannot move: those ranks are
+blocked). An asynchronous part is a :class:`~dnsse.engine.agent.StepAgent`
+with two steps, *read* (enabled when every member issued) and *write*
+(enabled when every member's input was read), so the scheduler decides when
+the data moves relative to the rest of the program; see :mod:`.work` for the
+buffer checks those steps make.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from dnsse.engine.agent import FINISHED, Agent, StepAgent, Wait
+from dnsse.engine.bugs import Bug, BugKind
+from dnsse.engine.execution import ExecutionAborted
+from dnsse.engine.operation import Access, Operation
+from dnsse.frameworks.torch_dist.work import (
+    INPUT_BEFORE_READ,
+    INPUT_BEFORE_WRITE,
+    OUTPUT_AFTER_WRITE,
+    Work,
+    buffer_bug,
+    same,
+)
+from dnsse.frameworks.torch_dist.world import RankState, call_site
+
+if TYPE_CHECKING:
+    from dnsse.frameworks.torch_dist.groups import ProcessGroup
+    from dnsse.frameworks.torch_dist.ops import CollectiveCall
+
+
+@dataclass(eq=False)
+class Part:
+    """One member's side of one collective instance."""
+
+    state: RankState
+    index: int
+    call: CollectiveCall
+    signature: str
+    site: str
+    instance: Instance
+    asynchronous: bool
+    snapshot: list | None = None
+    read: bool = False
+    written: list | None = None
+    done: bool = False
+    agent: StepAgent | None = None
+
+    @property
+    def op(self) -> str:
+        return self.call.name
+
+    def describe_wait(self) -> str:
+        return f"Work.wait() of {self.instance.describe()}"
+
+    def step(self) -> Wait | object:
+        """The async transfer: first read the input, then write the output."""
+        instance = self.instance
+        execution = self.state.world.execution
+        if not same(self.call.inputs(), self.snapshot):  # type: ignore[arg-type]
+            what = INPUT_BEFORE_WRITE if self.read else INPUT_BEFORE_READ
+            execution.fail(buffer_bug(self.op, self.state.rank, what, self.site, self.state.agent.name))
+            return FINISHED
+        if not self.read:
+            self.read = True
+            instance.input_read()
+            self.agent.pending = Operation(  # type: ignore[union-attr]
+                f"{self.op}.write", ((instance.object_name, Access.SYNC),), f"{self.op} writes rank {self.state.rank}"
+            )
+            return None if instance.results is not None else Wait(instance.computed, instance.describe)
+        self.call.write(instance.results[self.index])  # type: ignore[index]
+        self.written = [t.detach().clone() for t in self.call.outputs()]
+        self.finish()
+        return FINISHED
+
+    def finish(self) -> None:
+        self.done = True
+        instance = self.instance
+        self.state.world.execution.emit(
+            self.state.agent,
+            "collective.done",
+            {"op": self.op, "rank": self.state.rank, "group": instance.group.name, "seq": instance.seq},
+        )
+        instance.part_finished()
+
+    def verify(self) -> Bug | None:
+        if self.written is None or same(self.call.outputs(), self.written):
+            return None
+        return buffer_bug(self.op, self.state.rank, OUTPUT_AFTER_WRITE, self.site, self.state.agent.name)
+
+    def result(self) -> list:
+        return list(self.call.outputs())
+
+    def source_rank(self) -> int:
+        raise RuntimeError("source_rank() is only defined for the Work of an irecv")
+
+
+class Instance:
+    """One collective: what every member of ``group`` issues as its ``seq``-th."""
+
+    __slots__ = ("table", "group", "seq", "parts", "first", "issued", "reads", "finished", "results", "object_name")
+
+    def __init__(self, table: Collectives, group: ProcessGroup, seq: int, object_name: str) -> None:
+        self.table = table
+        self.group = group
+        self.seq = seq
+        self.parts: list[Part | None] = [None] * group.size()
+        self.first: Part | None = None
+        self.issued = 0
+        self.reads = 0
+        self.finished = 0
+        self.results: list[list] | None = None
+        self.object_name = object_name
+
+    @property
+    def op(self) -> str:
+        return self.first.op if self.first is not None else "collective"
+
+    def all_issued(self) -> bool:
+        return self.issued == len(self.parts)
+
+    def computed(self) -> bool:
+        return self.results is not None
+
+    def describe(self) -> str:
+        head = f"{self.op} #{self.seq} of {self.group}"
+        missing = [str(self.group.ranks[i]) for i, part in enumerate(self.parts) if part is None]
+        if missing:
+            return f"{head} (waiting for ranks {', '.join(missing)})"
+        unread = [str(part.state.rank) for part in self.parts if part is not None and not part.read]
+        if unread:
+            return f"{head} (waiting for the async transfers of ranks {', '.join(unread)})"
+        return head
+
+    def join(self, part: Part) -> Bug | None:
+        first = self.first
+        if first is None:
+            self.first = part
+        elif part.signature != first.signature:
+            return Bug(
+                BugKind.COLLECTIVE_MISMATCH,
+                f"ranks {first.state.rank} and {part.state.rank} issued different collectives as #{self.seq} "
+                f"of {self.group}: {first.signature} on rank {first.state.rank}, "
+                f"{part.signature} on rank {part.state.rank}",
+                details=[
+                    f"rank {first.state.rank}: {first.signature} at {first.site}",
+                    f"rank {part.state.rank}: {part.signature} at {part.site}",
+                ],
+                agent=part.state.agent.name,
+            )
+        self.parts[part.index] = part
+        self.issued += 1
+        return None
+
+    def input_read(self) -> None:
+        self.reads += 1
+        if self.reads == len(self.parts):
+            self._compute()
+
+    def _compute(self) -> None:
+        parts: list[Part] = self.parts  # type: ignore[assignment]
+        inputs = [part.snapshot if part.asynchronous else part.call.read() for part in parts]
+        self.results = type(parts[0].call).compute([part.call for part in parts], inputs)
+        for part in parts:
+            if not part.asynchronous:
+                part.call.write(self.results[part.index])
+                part.finish()
+
+    def part_finished(self) -> None:
+        self.finished += 1
+        if self.finished == len(self.parts):
+            del self.table.instances[(self.group.name, self.seq)]
+
+
+@dataclass(eq=False)
+class Collectives:
+    """Every collective of one execution."""
+
+    instances: dict[tuple[str, int], Instance] = field(default_factory=dict)
+    counts: dict[tuple[str, int], int] = field(default_factory=dict)
+    last: dict[tuple[str, int], Part] = field(default_factory=dict)
+
+    def issue(self, state: RankState, group: ProcessGroup, call: CollectiveCall, async_op: bool) -> Work | None:
+        """Issue ``call`` for the calling rank; block when synchronous."""
+        if not state.initialized:
+            raise RuntimeError(
+                f"{call.name}: the default process group was destroyed on rank {state.rank}; "
+                "call dist.init_process_group(...) again before using collectives"
+            )
+        index = group.index_of(state.rank)
+        if index is None:
+            return None  # torch ignores collectives on groups the rank is not in
+        execution = state.world.execution
+        agent = state.agent
+        key = (group.name, state.rank)
+        seq = self.counts.get(key, 0) + 1
+        object_name = f"coll:{group.name}#{seq}"
+        execution.yield_point(
+            agent, Operation(call.name, ((object_name, Access.SYNC),), f"{call.name} #{seq} of {group}")
+        )
+        self.counts[key] = seq
+        instance = self.instances.get((group.name, seq))
+        if instance is None:
+            instance = self.instances[(group.name, seq)] = Instance(self, group, seq, object_name)
+        part = Part(state, index, call, call.signature(), call_site(execution.source_files), instance, async_op)
+        self.last[key] = part
+        mismatch = instance.join(part)
+        if mismatch is not None:
+            execution.fail(mismatch)
+            raise ExecutionAborted()
+        execution.emit(
+            agent, "collective.issue", {"op": call.name, "rank": state.rank, "group": group.name, "seq": seq}
+        )
+        if async_op:
+            part.snapshot = call.read()
+            part.agent = StepAgent(
+                execution,
+                f"rank {state.rank} {call.name} #{seq}",
+                part.step,
+                Wait(instance.all_issued, instance.describe),
+                Operation(f"{call.name}.read", ((object_name, Access.SYNC),), f"{call.name} reads rank {state.rank}"),
+            )
+            return Work(state, part)
+        # A synchronous member's input cannot change while its rank is blocked,
+        # so it counts as read now and is cloned only when results are computed.
+        instance.input_read()
+        if not part.done:
+            state.waiting_in = instance
+            try:
+                execution.block(agent, Wait(lambda: part.done, instance.describe), Operation(f"{call.name}.done"))
+            finally:
+                state.waiting_in = None
+        return None
+
+    def explain_deadlock(self, ranks: list[RankState], blocked: list[Agent]) -> Bug | None:
+        """A rank stuck in a collective that a finished member never issued is a mismatch."""
+        for agent in blocked:
+            state = getattr(agent, "handle", None)
+            instance = state.waiting_in if isinstance(state, RankState) else None
+            if instance is None:
+                continue
+            for index, member in enumerate(instance.group.ranks):
+                if instance.parts[index] is None and ranks[member].agent.done:
+                    issued = self.counts.get((instance.group.name, member), 0)
+                    return self._never_joined(
+                        instance,
+                        state.rank,  # type: ignore[union-attr]
+                        member,
+                        f"rank {member} issued {issued} collectives on {instance.group} and finished, "
+                        f"but rank {state.rank} waits in #{instance.seq} {instance.op}",  # type: ignore[union-attr]
+                    )
+        return None
+
+    def unfinished(self) -> Bug | None:
+        """After a completed run: a collective some member never issued."""
+        for instance in sorted(self.instances.values(), key=lambda i: i.seq):
+            for index, member in enumerate(instance.group.ranks):
+                if instance.parts[index] is None:
+                    issuer = instance.first.state.rank  # type: ignore[union-attr]
+                    issued = self.counts.get((instance.group.name, member), 0)
+                    return self._never_joined(
+                        instance,
+                        issuer,
+                        member,
+                        f"rank {member} issued {issued} collectives on {instance.group}, rank {issuer} issued "
+                        f"{self.counts.get((instance.group.name, issuer), 0)}: #{instance.seq} {instance.op} "
+                        f"was never joined by rank {member}",
+                    )
+        return None
+
+    def _never_joined(self, instance: Instance, waiter: int, absent: int, message: str) -> Bug:
+        group = instance.group
+        issued = self.counts.get((group.name, absent), 0)
+        waiting = instance.parts[group.index_of(waiter)]  # type: ignore[index]
+        last = self.last.get((group.name, absent))
+        details = [f"rank {waiter} issued #{instance.seq} {waiting.signature} at {waiting.site}"]  # type: ignore[union-attr]
+        if last is not None:
+            details.append(f"rank {absent}'s last collective on {group} was #{issued} {last.signature} at {last.site}")
+        else:
+            details.append(f"rank {absent} issued no collective on {group}")
+        return Bug(
+            BugKind.COLLECTIVE_MISMATCH,
+            message,
+            details=details,
+            agent=f"rank {waiter}",
+        )

@@ -1,0 +1,107 @@
+"""The torch framework: ``FUNC(rank, world_size, **inputs)`` on controlled ranks.
+
+Each rank is a :class:`~dnsse.engine.agent.ThreadAgent` of one process that
+runs its own fresh copy of the target module, so module globals are per rank
+as in a real multi-process job. ``activate()`` installs the controlled
+``torch.distributed`` (see :mod:`.patching`) for a whole campaign.
+
+Events for specifications (``dnsse.emit`` adds the program's own):
+
+- ``collective.issue`` and ``collective.done`` with ``op``, ``rank``,
+  ``group`` (``"WORLD"``, or ``"g1"``, ``"g2"``... in ``new_group`` order)
+  and ``seq`` (1 for a group's first collective);
+- ``send`` when a message is posted and ``recv`` when it is received, both
+  with ``src``, ``dst`` and ``tag``;
+- ``wait`` with ``op`` and ``rank`` when ``Work.wait()`` returns.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Callable, ContextManager
+
+from dnsse.engine.agent import ThreadAgent
+from dnsse.engine.bugs import Bug
+from dnsse.engine.execution import Execution
+from dnsse.engine.target import InputParameter, LoadedTarget, input_parameters
+from dnsse.errors import BadInput
+from dnsse.frameworks.torch_dist.collectives import Collectives
+from dnsse.frameworks.torch_dist.groups import WORLD_NAME, ProcessGroup
+from dnsse.frameworks.torch_dist.p2p import Mailboxes
+from dnsse.frameworks.torch_dist.patching import controlled_api, installed
+from dnsse.frameworks.torch_dist.process_groups import caller_rank
+from dnsse.frameworks.torch_dist.world import RankState, World
+
+
+class TorchFramework:
+    name = "torch"
+
+    def __init__(self, world_size: int) -> None:
+        if world_size < 1:
+            raise BadInput(f"--world-size must be at least 1, got {world_size}")
+        self.world_size = world_size
+        # One WORLD object for the campaign: what happens on it lives in each execution's World.
+        self.world_group = ProcessGroup(WORLD_NAME, range(world_size), caller_rank)
+        # Executions run one at a time in a process (the patched API is global),
+        # so only the latest world can still be asked about.
+        self._world: World | None = None
+        self._inputs: tuple[LoadedTarget, list[InputParameter]] | None = None
+
+    def activate(self) -> ContextManager[None]:
+        return installed(controlled_api(self.world_group))
+
+    def inputs(self, target: LoadedTarget) -> list[InputParameter]:
+        if self._inputs is not None and self._inputs[0] is target:
+            return self._inputs[1]
+        module = target.instantiate()
+        try:
+            function = target.entry_point(module)
+            _check_entry_point(function, str(target.spec))
+            found = input_parameters(function, skip=2)
+        finally:
+            target.release(module)
+        self._inputs = (target, found)
+        return found
+
+    def start(self, execution: Execution, target: LoadedTarget, inputs: dict[str, object]) -> None:
+        world = World(execution, self.world_size, self.world_group, Collectives(), Mailboxes())
+        self._world = world
+        execution.deadlock_explainers.append(lambda blocked: world.collectives.explain_deadlock(world.ranks, blocked))
+        for rank in range(self.world_size):
+            agent = ThreadAgent(execution, f"rank {rank}", _rank_body(target, rank, self.world_size, inputs))
+            state = RankState(world, rank, agent)
+            agent.handle = state
+            world.ranks.append(state)
+
+    def finish(self, execution: Execution) -> Bug | None:
+        world, self._world = self._world, None
+        if world is None or world.execution is not execution:
+            return None
+        return world.collectives.unfinished()
+
+
+def _rank_body(target: LoadedTarget, rank: int, world_size: int, inputs: dict[str, object]) -> Callable[[], None]:
+    def body() -> None:
+        module = target.instantiate()
+        try:
+            target.entry_point(module)(rank, world_size, **inputs)
+        finally:
+            target.release(module)
+
+    return body
+
+
+def _check_entry_point(function: object, name: str) -> None:
+    try:
+        parameters = list(inspect.signature(function).parameters.values())  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        parameters = []
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    takes_two = len([p for p in parameters[:2] if p.kind in positional]) == 2 or any(
+        p.kind is inspect.Parameter.VAR_POSITIONAL for p in parameters[:3]
+    )
+    if not takes_two:
+        raise BadInput(
+            f"the torch entry point {name} must take (rank, world_size, ...): dnsse calls it once per rank "
+            "as FUNC(rank, world_size, **inputs); add those two parameters first"
+        )

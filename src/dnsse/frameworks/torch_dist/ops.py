@@ -1,0 +1,362 @@
+"""What each collective computes, as gloo computes it.
+
+A :class:`CollectiveCall` is one rank's arguments to one collective. Its
+``signature`` is what every member must agree on (compared across ranks to
+find mismatches); ``read`` takes the inputs (clones, so later writes cannot
+alias them); ``compute`` turns every member's inputs, in group order, into
+the values each member's outputs receive; ``write`` stores them in place in
+the user's tensors. Reductions fold in rank order with torch ops. The object
+collectives follow the same protocol in :mod:`.object_ops`.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, ClassVar, Sequence
+
+import torch
+from torch.distributed import ReduceOp
+
+RedOpType = type(ReduceOp.SUM)
+
+_FOLDS: dict[object, Callable[[torch.Tensor, torch.Tensor], torch.Tensor]] = {
+    RedOpType.SUM: torch.add,
+    RedOpType.PRODUCT: torch.mul,
+    RedOpType.MIN: torch.minimum,
+    RedOpType.MAX: torch.maximum,
+    RedOpType.BAND: torch.bitwise_and,
+    RedOpType.BOR: torch.bitwise_or,
+    RedOpType.BXOR: torch.bitwise_xor,
+}
+
+
+def op_type(op: object) -> object:
+    """``ReduceOp.SUM`` and ``ReduceOp(ReduceOp.SUM)`` both name one reduction."""
+    kind = getattr(op, "op", op)
+    if kind not in _FOLDS and kind != RedOpType.AVG:
+        raise ValueError(f"dnsse supports the reductions SUM, PRODUCT, MIN, MAX, AVG, BAND, BOR, BXOR; got {op!r}")
+    return kind
+
+
+def op_name(op: object) -> str:
+    return getattr(op, "name", str(op))
+
+
+def reduce_tensors(values: Sequence[torch.Tensor], op: object) -> torch.Tensor:
+    if op == RedOpType.AVG:
+        total = values[0]
+        for value in values[1:]:
+            total = torch.add(total, value)
+        return total / len(values)
+    fold = _FOLDS[op]
+    result = values[0]
+    for value in values[1:]:
+        result = fold(result, value)
+    return result
+
+
+def describe(tensor: torch.Tensor) -> str:
+    """``float32[2, 3]``: what a mismatch report shows of a tensor."""
+    return f"{str(tensor.dtype).removeprefix('torch.')}[{', '.join(map(str, tensor.shape))}]"
+
+
+def check_tensor(api: str, name: str, value: object) -> torch.Tensor:
+    if not isinstance(value, torch.Tensor):
+        raise TypeError(f"{api}: {name} must be a torch.Tensor, got {type(value).__name__}")
+    return value
+
+
+def check_tensor_list(api: str, name: str, value: object, length: int | None = None) -> list[torch.Tensor]:
+    if not isinstance(value, (list, tuple)) or not all(isinstance(t, torch.Tensor) for t in value):
+        raise TypeError(f"{api}: {name} must be a list of torch.Tensor, got {type(value).__name__}")
+    if length is not None and len(value) != length:
+        raise ValueError(f"{api}: {name} has {len(value)} tensors but the group has {length} ranks")
+    return list(value)
+
+
+def _clone(tensors: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+    return [t.detach().clone() for t in tensors]
+
+
+class CollectiveCall:
+    """One rank's part of a collective: its arguments and the op's semantics."""
+
+    name: ClassVar[str]
+
+    def signature(self) -> str:
+        raise NotImplementedError
+
+    def inputs(self) -> list:
+        return []
+
+    def outputs(self) -> list:
+        return []
+
+    def read(self) -> list:
+        return _clone(self.inputs())
+
+    @staticmethod
+    def compute(calls: Sequence[CollectiveCall], inputs: Sequence[list]) -> list[list]:
+        raise NotImplementedError
+
+    def write(self, values: list) -> None:
+        for tensor, value in zip(self.outputs(), values):
+            tensor.copy_(value)
+
+
+class AllReduce(CollectiveCall):
+    name = "all_reduce"
+
+    def __init__(self, tensor: torch.Tensor, op: object) -> None:
+        self.tensor, self.op = tensor, op_type(op)
+
+    def signature(self) -> str:
+        return f"all_reduce({describe(self.tensor)}, op={op_name(self.op)})"
+
+    def inputs(self) -> list:
+        return [self.tensor]
+
+    def outputs(self) -> list:
+        return [self.tensor]
+
+    @staticmethod
+    def compute(calls: Sequence[AllReduce], inputs: Sequence[list]) -> list[list]:
+        result = reduce_tensors([values[0] for values in inputs], calls[0].op)
+        return [[result]] * len(calls)
+
+
+class Broadcast(CollectiveCall):
+    name = "broadcast"
+
+    def __init__(self, tensor: torch.Tensor, root: int, src: int) -> None:
+        self.tensor, self.root, self.src = tensor, root, src
+
+    def signature(self) -> str:
+        return f"broadcast({describe(self.tensor)}, src={self.src})"
+
+    def inputs(self) -> list:
+        return [self.tensor]
+
+    def outputs(self) -> list:
+        return [self.tensor]
+
+    @staticmethod
+    def compute(calls: Sequence[Broadcast], inputs: Sequence[list]) -> list[list]:
+        return [inputs[calls[0].root]] * len(calls)
+
+
+class Reduce(CollectiveCall):
+    name = "reduce"
+
+    def __init__(self, tensor: torch.Tensor, root: int, dst: int, op: object, is_root: bool) -> None:
+        self.tensor, self.root, self.dst, self.op, self.is_root = tensor, root, dst, op_type(op), is_root
+
+    def signature(self) -> str:
+        return f"reduce({describe(self.tensor)}, dst={self.dst}, op={op_name(self.op)})"
+
+    def inputs(self) -> list:
+        return [self.tensor]
+
+    def outputs(self) -> list:
+        return [self.tensor] if self.is_root else []
+
+    @staticmethod
+    def compute(calls: Sequence[Reduce], inputs: Sequence[list]) -> list[list]:
+        result = reduce_tensors([values[0] for values in inputs], calls[0].op)
+        return [[result] if call.is_root else [] for call in calls]
+
+
+class AllGather(CollectiveCall):
+    name = "all_gather"
+
+    def __init__(self, tensor_list: list[torch.Tensor], tensor: torch.Tensor) -> None:
+        self.tensor_list, self.tensor = tensor_list, tensor
+
+    def signature(self) -> str:
+        return f"all_gather({describe(self.tensor)})"
+
+    def inputs(self) -> list:
+        return [self.tensor]
+
+    def outputs(self) -> list:
+        return self.tensor_list
+
+    @staticmethod
+    def compute(calls: Sequence[AllGather], inputs: Sequence[list]) -> list[list]:
+        gathered = [values[0] for values in inputs]
+        return [gathered] * len(calls)
+
+
+class AllGatherIntoTensor(CollectiveCall):
+    name = "all_gather_into_tensor"
+
+    def __init__(self, output: torch.Tensor, input: torch.Tensor) -> None:
+        self.output, self.input = output, input
+
+    def signature(self) -> str:
+        return f"all_gather_into_tensor({describe(self.input)})"
+
+    def inputs(self) -> list:
+        return [self.input]
+
+    def outputs(self) -> list:
+        return [self.output]
+
+    @staticmethod
+    def compute(calls: Sequence[AllGatherIntoTensor], inputs: Sequence[list]) -> list[list]:
+        # Concatenated and stacked outputs share one memory order.
+        stacked = torch.stack([values[0] for values in inputs])
+        return [[stacked.reshape(call.output.shape)] for call in calls]
+
+
+class Gather(CollectiveCall):
+    name = "gather"
+
+    def __init__(self, tensor: torch.Tensor, gather_list: list[torch.Tensor], root: int, dst: int) -> None:
+        self.tensor, self.gather_list, self.root, self.dst = tensor, gather_list, root, dst
+
+    def signature(self) -> str:
+        return f"gather({describe(self.tensor)}, dst={self.dst})"
+
+    def inputs(self) -> list:
+        return [self.tensor]
+
+    def outputs(self) -> list:
+        return self.gather_list
+
+    @staticmethod
+    def compute(calls: Sequence[Gather], inputs: Sequence[list]) -> list[list]:
+        gathered = [values[0] for values in inputs]
+        return [gathered if call.gather_list else [] for call in calls]
+
+
+class Scatter(CollectiveCall):
+    name = "scatter"
+
+    def __init__(self, tensor: torch.Tensor, scatter_list: list[torch.Tensor], root: int, src: int) -> None:
+        self.tensor, self.scatter_list, self.root, self.src = tensor, scatter_list, root, src
+
+    def signature(self) -> str:
+        return f"scatter({describe(self.tensor)}, src={self.src})"
+
+    def inputs(self) -> list:
+        return self.scatter_list
+
+    def outputs(self) -> list:
+        return [self.tensor]
+
+    @staticmethod
+    def compute(calls: Sequence[Scatter], inputs: Sequence[list]) -> list[list]:
+        pieces = inputs[calls[0].root]
+        return [[pieces[index]] for index in range(len(calls))]
+
+
+class ReduceScatter(CollectiveCall):
+    name = "reduce_scatter"
+
+    def __init__(self, output: torch.Tensor, input_list: list[torch.Tensor], op: object) -> None:
+        self.output, self.input_list, self.op = output, input_list, op_type(op)
+
+    def signature(self) -> str:
+        return f"reduce_scatter({describe(self.output)}, op={op_name(self.op)})"
+
+    def inputs(self) -> list:
+        return self.input_list
+
+    def outputs(self) -> list:
+        return [self.output]
+
+    @staticmethod
+    def compute(calls: Sequence[ReduceScatter], inputs: Sequence[list]) -> list[list]:
+        op = calls[0].op
+        return [[reduce_tensors([values[index] for values in inputs], op)] for index in range(len(calls))]
+
+
+class ReduceScatterTensor(CollectiveCall):
+    name = "reduce_scatter_tensor"
+
+    def __init__(self, output: torch.Tensor, input: torch.Tensor, op: object) -> None:
+        self.output, self.input, self.op = output, input, op_type(op)
+
+    def signature(self) -> str:
+        return f"reduce_scatter_tensor({describe(self.output)}, {describe(self.input)}, op={op_name(self.op)})"
+
+    def inputs(self) -> list:
+        return [self.input]
+
+    def outputs(self) -> list:
+        return [self.output]
+
+    @staticmethod
+    def compute(calls: Sequence[ReduceScatterTensor], inputs: Sequence[list]) -> list[list]:
+        size = len(calls)
+        total = reduce_tensors([values[0].reshape(size, -1) for values in inputs], calls[0].op)
+        return [[total[index].reshape(call.output.shape)] for index, call in enumerate(calls)]
+
+
+class AllToAll(CollectiveCall):
+    name = "all_to_all"
+
+    def __init__(self, output_list: list[torch.Tensor], input_list: list[torch.Tensor]) -> None:
+        self.output_list, self.input_list = output_list, input_list
+
+    def signature(self) -> str:
+        dtype = str(self.input_list[0].dtype).removeprefix("torch.") if self.input_list else "-"
+        return f"all_to_all({len(self.input_list)} x {dtype})"
+
+    def inputs(self) -> list:
+        return self.input_list
+
+    def outputs(self) -> list:
+        return self.output_list
+
+    @staticmethod
+    def compute(calls: Sequence[AllToAll], inputs: Sequence[list]) -> list[list]:
+        return [[values[index] for values in inputs] for index in range(len(calls))]
+
+
+class AllToAllSingle(CollectiveCall):
+    name = "all_to_all_single"
+
+    def __init__(
+        self,
+        output: torch.Tensor,
+        input: torch.Tensor,
+        output_split_sizes: list[int] | None,
+        input_split_sizes: list[int] | None,
+    ) -> None:
+        self.output, self.input = output, input
+        self.output_split_sizes, self.input_split_sizes = output_split_sizes, input_split_sizes
+
+    def signature(self) -> str:
+        if self.output_split_sizes or self.input_split_sizes:
+            return f"all_to_all_single({str(self.input.dtype).removeprefix('torch.')}, uneven splits)"
+        return f"all_to_all_single({describe(self.input)})"
+
+    def inputs(self) -> list:
+        return [self.input]
+
+    def outputs(self) -> list:
+        return [self.output]
+
+    @staticmethod
+    def compute(calls: Sequence[AllToAllSingle], inputs: Sequence[list]) -> list[list]:
+        size = len(calls)
+        pieces = []
+        for call, values in zip(calls, inputs):
+            tensor = values[0]
+            splits = call.input_split_sizes or [tensor.shape[0] // size] * size
+            pieces.append(torch.split(tensor, list(splits), dim=0))
+        return [
+            [torch.cat([rows[index] for rows in pieces]).reshape(call.output.shape)] for index, call in enumerate(calls)
+        ]
+
+
+class Barrier(CollectiveCall):
+    name = "barrier"
+
+    def signature(self) -> str:
+        return "barrier()"
+
+    @staticmethod
+    def compute(calls: Sequence[Barrier], inputs: Sequence[list]) -> list[list]:
+        return [[] for _ in calls]

@@ -1,0 +1,296 @@
+"""Point-to-point messages: send, recv (also from any source), isend, irecv.
+
+``send`` is a rendezvous: it returns only when a matching receive took the
+data, as gloo and NCCL may do for any message. That is the strictest
+behaviour a program can meet, and it is what shows the classic pipeline
+deadlock where two ranks both send first. ``isend`` returns at once; its Work
+completes when a receive took the message.
+
+Messages of one (group, src, dst, tag) are matched first in, first out (MPI's
+non-overtaking rule), and a receive never takes a message that an earlier
+receive of the same rank could take. A pending ``irecv`` is a
+:class:`~dnsse.engine.agent.StepAgent` that becomes runnable when a matching
+message is waiting; a blocking ``recv`` does the same match on its own rank.
+When several sources could match an any-source receive (the oldest message
+from each), the chooser picks one (a ``match`` choice), so the search explores
+every arrival order.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections import deque
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import torch
+
+from dnsse.engine.agent import FINISHED, StepAgent, Wait
+from dnsse.engine.bugs import Bug, BugKind
+from dnsse.engine.choices import ChoiceKind
+from dnsse.engine.execution import ExecutionAborted
+from dnsse.engine.operation import Access, Operation
+from dnsse.frameworks.torch_dist.groups import WORLD_NAME
+from dnsse.frameworks.torch_dist.ops import describe
+from dnsse.frameworks.torch_dist.work import (
+    INPUT_BEFORE_READ,
+    OUTPUT_AFTER_WRITE,
+    RECEIVE_BEFORE_ARRIVAL,
+    buffer_bug,
+    same,
+)
+from dnsse.frameworks.torch_dist.world import call_site
+
+if TYPE_CHECKING:
+    from dnsse.frameworks.torch_dist.collectives import Instance
+    from dnsse.frameworks.torch_dist.groups import ProcessGroup
+    from dnsse.frameworks.torch_dist.world import RankState
+
+
+def _channel(group: ProcessGroup, src: int | str, dst: int, tag: int) -> str:
+    suffix = "" if group.name == WORLD_NAME else f"@{group.name}"
+    return f"p2p:{src}->{dst}:{tag}{suffix}"
+
+
+def _payload_text(payload: object) -> str:
+    if isinstance(payload, torch.Tensor):
+        return describe(payload)
+    return f"{len(payload)} objects (send_object_list)"  # type: ignore[arg-type]
+
+
+@dataclass(eq=False)
+class Message:
+    """A posted send; ``payload`` is the live buffer of a blocking send, a clone for isend."""
+
+    state: RankState
+    group: ProcessGroup
+    dst: int
+    tag: int
+    payload: object
+    site: str
+    op: str
+    buffer: torch.Tensor | None = None  # isend: the program's buffer, checked at transfer
+    matched: bool = False
+    instance: Instance | None = None
+
+    @property
+    def done(self) -> bool:
+        return self.matched
+
+    def describe_wait(self) -> str:
+        return f"Work.wait() of {self.op} to {self.dst} (tag {self.tag}) on rank {self.state.rank}"
+
+    def describe_send(self) -> str:
+        return f"{self.op}(dst={self.dst}, tag={self.tag}) on rank {self.state.rank} to be received"
+
+    def verify(self) -> Bug | None:
+        return None  # the data left at the transfer, which checked the buffer
+
+    def result(self) -> list:
+        return [self.buffer]
+
+    def source_rank(self) -> int:
+        raise RuntimeError("source_rank() is only defined for the Work of an irecv")
+
+
+@dataclass(eq=False)
+class Receive:
+    """A posted receive; ``src`` is ``None`` for any source."""
+
+    state: RankState
+    group: ProcessGroup
+    src: int | None
+    tag: int
+    buffer: object
+    site: str
+    op: str
+    snapshot: torch.Tensor | None = None  # irecv: the buffer at issue, to catch early writes
+    source: int | None = None
+    done: bool = False
+    written: torch.Tensor | None = None
+    instance: Instance | None = None
+
+    def call_text(self) -> str:
+        return f"{self.op}(src={'any' if self.src is None else self.src}, tag={self.tag})"
+
+    def describe(self) -> str:
+        return f"{self.call_text()} on rank {self.state.rank}"
+
+    def describe_wait(self) -> str:
+        return f"Work.wait() of {self.describe()}"
+
+    def verify(self) -> Bug | None:
+        if self.written is None or same([self.buffer], [self.written]):  # type: ignore[list-item]
+            return None
+        return buffer_bug(self.op, self.state.rank, OUTPUT_AFTER_WRITE, self.site, self.state.agent.name)
+
+    def result(self) -> list:
+        return [self.buffer]
+
+    def source_rank(self) -> int:
+        if self.source is None:
+            raise RuntimeError("source_rank(): the irecv has not completed; call wait() first")
+        return self.source
+
+
+def _check_peer(api: str, group: ProcessGroup, rank: int, peer: int, role: str) -> None:
+    if group.index_of(peer) is None:
+        raise ValueError(f"{api}: {role} rank {peer} is not in {group}")
+    if peer == rank:
+        raise ValueError(f"{api}: invalid {role} rank {peer}: it is the rank of the calling process")
+
+
+@dataclass(eq=False)
+class Mailboxes:
+    """Posted sends per channel and posted receives per rank, for one execution."""
+
+    queues: dict[tuple[str, int, int, int], deque[Message]] = field(default_factory=dict)
+    pending: dict[int, list[Receive]] = field(default_factory=dict)
+
+    def send(
+        self, state: RankState, group: ProcessGroup, dst: int, tag: int, payload: object, op: str, asynchronous: bool
+    ) -> Message:
+        """Post a message; a blocking send also waits until it was received."""
+        _check_peer(op, group, state.rank, dst, "destination")
+        execution = state.world.execution
+        channel = _channel(group, state.rank, dst, tag)
+        execution.yield_point(state.agent, Operation(op, ((channel, Access.WRITE),), f"{op} to {dst} tag {tag}"))
+        site = call_site(execution.source_files)
+        if asynchronous:
+            message = Message(state, group, dst, tag, payload.clone(), site, op, buffer=payload)  # type: ignore[attr-defined]
+        else:
+            message = Message(state, group, dst, tag, payload, site, op)
+        self.queues.setdefault((group.name, state.rank, dst, tag), deque()).append(message)
+        execution.emit(state.agent, "send", {"src": state.rank, "dst": dst, "tag": tag})
+        if not asynchronous:
+            execution.block(
+                state.agent,
+                Wait(lambda: message.matched, message.describe_send),
+                Operation(f"{op}.done", ((channel, Access.WRITE),)),
+            )
+        return message
+
+    def receive(
+        self,
+        state: RankState,
+        group: ProcessGroup,
+        src: int | None,
+        tag: int,
+        buffer: object,
+        op: str,
+        asynchronous: bool,
+    ) -> Receive:
+        """Post a receive; a blocking one returns after the data arrived."""
+        if src is not None:
+            _check_peer(op, group, state.rank, src, "source")
+        execution = state.world.execution
+        objects = self._channels(group, src, state.rank, tag)
+        execution.yield_point(
+            state.agent, Operation(op, objects, f"{op} from {'any' if src is None else src} tag {tag}")
+        )
+        receive = Receive(state, group, src, tag, buffer, call_site(execution.source_files), op)
+        self.pending.setdefault(state.rank, []).append(receive)
+        if asynchronous:
+            receive.snapshot = buffer.clone()  # type: ignore[attr-defined]
+            StepAgent(
+                execution,
+                f"rank {state.rank} {receive.call_text()}",
+                lambda: self._match_step(receive),
+                Wait(lambda: bool(self.candidates(receive)), receive.describe),
+                Operation(f"{op}.match", objects),
+            )
+            return receive
+        if not self.candidates(receive):
+            execution.block(
+                state.agent,
+                Wait(lambda: bool(self.candidates(receive)), receive.describe),
+                Operation(f"{op}.match", objects),
+            )
+        bug = self._match(receive)
+        if bug is not None:
+            execution.fail(bug)
+            raise ExecutionAborted()
+        return receive
+
+    def _channels(self, group: ProcessGroup, src: int | None, dst: int, tag: int) -> tuple[tuple[str, Access], ...]:
+        if src is not None:
+            return ((_channel(group, src, dst, tag), Access.READ),)
+        return tuple((_channel(group, r, dst, tag), Access.READ) for r in group.ranks if r != dst)
+
+    def candidates(self, receive: Receive) -> list[Message]:
+        """The messages ``receive`` may take now: the oldest from each allowed source."""
+        dst = receive.state.rank
+        name = receive.group.name
+        taken_earlier: list[int | None] = []
+        for other in self.pending[dst]:
+            if other is receive:
+                break
+            if other.tag == receive.tag and other.group.name == name:
+                if other.src is None:
+                    return []
+                taken_earlier.append(other.src)
+        sources = receive.group.ranks if receive.src is None else (receive.src,)
+        found = []
+        for src in sources:
+            if src == dst or src in taken_earlier:
+                continue
+            queue = self.queues.get((name, src, dst, receive.tag))
+            if queue:
+                found.append(queue[0])
+        return found
+
+    def _match_step(self, receive: Receive) -> object:
+        bug = self._match(receive)
+        if bug is not None:
+            receive.state.world.execution.fail(bug)
+        return FINISHED
+
+    def _match(self, receive: Receive) -> Bug | None:
+        execution = receive.state.world.execution
+        options = self.candidates(receive)
+        message = options[execution.choose_value(ChoiceKind.MATCH, len(options))]
+        bug = self._transfer_problem(receive, message)
+        if bug is not None:
+            return bug
+        dst = receive.state.rank
+        self.queues[(receive.group.name, message.state.rank, dst, receive.tag)].popleft()
+        if isinstance(message.payload, torch.Tensor):
+            receive.buffer.copy_(message.payload.reshape(receive.buffer.shape))  # type: ignore[attr-defined]
+        else:
+            for index, value in enumerate(message.payload):  # type: ignore[attr-defined]
+                receive.buffer[index] = copy.deepcopy(value)  # type: ignore[index]
+        if receive.snapshot is not None:
+            receive.written = receive.buffer.clone()  # type: ignore[attr-defined]
+        message.matched = True
+        receive.done = True
+        receive.source = message.state.rank
+        self.pending[dst].remove(receive)
+        execution.emit(receive.state.agent, "recv", {"src": message.state.rank, "dst": dst, "tag": receive.tag})
+        return None
+
+    def _transfer_problem(self, receive: Receive, message: Message) -> Bug | None:
+        sender = message.state
+        if message.buffer is not None and not same([message.buffer], [message.payload]):  # type: ignore[list-item]
+            return buffer_bug(message.op, sender.rank, INPUT_BEFORE_READ, message.site, sender.agent.name)
+        if receive.snapshot is not None and not same([receive.buffer], [receive.snapshot]):  # type: ignore[list-item]
+            return buffer_bug(
+                receive.op, receive.state.rank, RECEIVE_BEFORE_ARRIVAL, receive.site, receive.state.agent.name
+            )
+        payload, buffer = message.payload, receive.buffer
+        if isinstance(payload, torch.Tensor) and isinstance(buffer, torch.Tensor):
+            fits = payload.dtype == buffer.dtype and payload.numel() == buffer.numel()
+        else:
+            fits = not isinstance(payload, torch.Tensor) and not isinstance(buffer, torch.Tensor)
+            fits = fits and len(payload) == len(buffer)  # type: ignore[arg-type]
+        if fits:
+            return None
+        return Bug(
+            BugKind.EXCEPTION,
+            f"{receive.op} on rank {receive.state.rank} posted {_payload_text(buffer)} but rank {sender.rank} "
+            f"sent {_payload_text(payload)} (tag {receive.tag})",
+            details=[
+                f"rank {sender.rank}: {message.op} at {message.site}",
+                f"rank {receive.state.rank}: {receive.op} at {receive.site}",
+            ],
+            agent=receive.state.agent.name,
+        )

@@ -1,0 +1,162 @@
+"""Handles of async operations: ``Work``, its future, and the buffer checks.
+
+torch's contract for ``async_op=True``, ``isend`` and ``irecv`` is that the
+program leaves the buffers alone until ``Work.wait()`` returns (or
+``is_completed()`` says so). Here the transfer happens at scheduler-chosen
+steps, and every step compares the buffers with what they should hold, so a
+program that touches them early is caught whatever the timing. The bug is an
+``exception`` whose message reads::
+
+    async <op> buffer modified before Work.wait() on rank <r>: <what changed> (issued at <file>:<line>)
+
+where ``<what changed>`` is one of ``the input changed before the transfer
+read it``, ``the input changed before the transfer wrote the output``,
+``the receive buffer changed before the message arrived`` or ``the output
+changed after the transfer wrote it``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol, Sequence
+
+import torch
+
+from dnsse.engine.agent import Wait
+from dnsse.engine.bugs import Bug, BugKind
+from dnsse.engine.execution import ExecutionAborted
+from dnsse.engine.operation import Access, Operation
+from dnsse.frameworks.torch_dist.world import current_rank
+
+if TYPE_CHECKING:
+    from dnsse.frameworks.torch_dist.collectives import Instance
+    from dnsse.frameworks.torch_dist.world import RankState
+
+INPUT_BEFORE_READ = "the input changed before the transfer read it"
+INPUT_BEFORE_WRITE = "the input changed before the transfer wrote the output"
+RECEIVE_BEFORE_ARRIVAL = "the receive buffer changed before the message arrived"
+OUTPUT_AFTER_WRITE = "the output changed after the transfer wrote it"
+
+
+def same(live: Sequence[torch.Tensor], expected: Sequence[torch.Tensor]) -> bool:
+    """Bit-for-bit equal tensors, NaNs included."""
+    for a, b in zip(live, expected):
+        if a.shape != b.shape or a.dtype != b.dtype:
+            return False
+        if torch.equal(a, b):
+            continue
+        if not a.is_floating_point() or not torch.equal(a.isnan(), b.isnan()):
+            return False
+        if not torch.equal(a.nan_to_num(0.0), b.nan_to_num(0.0)):
+            return False
+    return True
+
+
+def buffer_bug(op: str, rank: int, what: str, site: str, agent: str) -> Bug:
+    return Bug(
+        BugKind.EXCEPTION,
+        f"async {op} buffer modified before Work.wait() on rank {rank}: {what} (issued at {site})",
+        details=[
+            f"rank {rank} issued {op} at {site} and touched its buffer before the operation completed; "
+            "leave the buffers of an async operation alone until Work.wait() returns"
+        ],
+        agent=agent,
+    )
+
+
+class AsyncPart(Protocol):
+    """One rank's side of an async operation, as its Work sees it."""
+
+    op: str
+    done: bool
+    instance: Instance | None
+
+    def describe_wait(self) -> str: ...
+
+    def verify(self) -> Bug | None: ...
+
+    def result(self) -> list: ...
+
+    def source_rank(self) -> int: ...
+
+
+class Work:
+    """What ``async_op=True``, ``isend`` and ``irecv`` return."""
+
+    __slots__ = ("_state", "_part", "_settled")
+
+    def __init__(self, state: RankState, part: AsyncPart) -> None:
+        self._state = state
+        self._part = part
+        self._settled = False
+
+    def is_completed(self) -> bool:
+        if self._part.done:
+            self._settle()
+            return True
+        return False
+
+    def wait(self, timeout: object = None) -> bool:
+        state = current_rank("Work.wait")
+        part = self._part
+        execution = state.world.execution
+        state.waiting_in = part.instance
+        try:
+            execution.block(
+                state.agent,
+                Wait(lambda: part.done, part.describe_wait),
+                Operation("wait", ((f"work:{id(part)}", Access.SYNC),), f"Work.wait() of {part.op}"),
+            )
+        finally:
+            state.waiting_in = None
+        execution.emit(state.agent, "wait", {"op": part.op, "rank": state.rank})
+        self._settle()
+        return True
+
+    def _settle(self) -> None:
+        """Check the buffers once, when the program may first use them again."""
+        if self._settled:
+            return
+        self._settled = True
+        bug = self._part.verify()
+        if bug is not None:
+            self._state.world.execution.fail(bug)
+            raise ExecutionAborted()
+
+    def is_success(self) -> bool:
+        return True
+
+    def exception(self) -> None:
+        return None
+
+    def result(self) -> list:
+        return self._part.result()
+
+    def source_rank(self) -> int:
+        return self._part.source_rank()
+
+    _source_rank = source_rank
+
+    def get_future(self) -> Future:
+        return Future(self)
+
+    def __repr__(self) -> str:
+        return f"<dnsse Work {self._part.op} on rank {self._state.rank}{' done' if self._part.done else ''}>"
+
+
+class Future:
+    """The minimal ``torch.futures.Future`` a Work hands out."""
+
+    __slots__ = ("_work",)
+
+    def __init__(self, work: Work) -> None:
+        self._work = work
+
+    def wait(self) -> list:
+        self._work.wait()
+        return self._work.result()
+
+    def value(self) -> list:
+        return self._work.result()
+
+    def done(self) -> bool:
+        return self._work.is_completed()

@@ -1,0 +1,77 @@
+"""Point-to-point programs: a pipeline deadlock, any-source races, batched rings."""
+
+import torch
+import torch.distributed as dist
+
+
+def send_send(rank, world_size):
+    peer = 1 - rank
+    out = torch.tensor([float(rank)])
+    dist.send(out, dst=peer)  # both ranks send first: neither reaches recv
+    inbox = torch.zeros(1)
+    dist.recv(inbox, src=peer)
+
+
+def any_source(rank, world_size):
+    if rank == 0:
+        first = torch.zeros(1)
+        source = dist.recv(first)
+        second = torch.zeros(1)
+        dist.recv(second)
+        assert source == 1, f"expected rank 1's message first, got rank {source}'s"
+        assert sorted([first.item(), second.item()]) == [1.0, 2.0]
+    else:
+        dist.send(torch.tensor([float(rank)]), dst=0)
+
+
+def ordered_pair(rank, world_size):
+    """Messages on one channel arrive in the order they were sent."""
+    if rank == 0:
+        for value in range(4):
+            dist.send(torch.tensor([float(value)]), dst=1)
+    else:
+        got = []
+        works = []
+        buffers = [torch.zeros(1) for _ in range(4)]
+        for buffer in buffers:
+            works.append(dist.irecv(buffer, src=0))
+        for work in works:
+            work.wait()
+        got = [b.item() for b in buffers]
+        assert got == [0.0, 1.0, 2.0, 3.0], got
+
+
+def batched_ring(rank, world_size):
+    right, left = (rank + 1) % world_size, (rank - 1) % world_size
+    out = torch.tensor([float(rank)])
+    inbox = torch.zeros(1)
+    ops = [dist.P2POp(dist.isend, out, right), dist.P2POp(dist.irecv, inbox, left)]
+    for work in dist.batch_isend_irecv(ops):
+        work.wait()
+    assert inbox.item() == float(left)
+
+
+def objects(rank, world_size):
+    if rank == 0:
+        dist.send_object_list([{"step": 3}, "hi"], dst=1)
+    else:
+        box = [None, None]
+        source = dist.recv_object_list(box, src=0)
+        assert source == 0 and box == [{"step": 3}, "hi"]
+
+
+def wrong_size(rank, world_size):
+    if rank == 0:
+        dist.send(torch.zeros(3), dst=1)
+    else:
+        dist.recv(torch.zeros(2), src=0)
+
+
+def irecv_modified(rank, world_size):
+    if rank == 0:
+        dist.send(torch.ones(2), dst=1)
+    else:
+        buffer = torch.zeros(2)
+        work = dist.irecv(buffer, src=0)
+        buffer.add_(5)  # the bug: the receive buffer belongs to irecv until wait()
+        work.wait()
