@@ -2,7 +2,7 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-DEMO := examples/sharded_checkpoint.py:main
+DEMO := examples/loss_scaling.py:main
 
 .PHONY: install demo test bench clean
 

@@ -7,7 +7,7 @@ input with a one-paragraph message and no traceback unless ``--debug``.
 from __future__ import annotations
 
 import argparse
-import os
+import shlex
 import sys
 import traceback
 from pathlib import Path
@@ -165,8 +165,13 @@ def _indent(text: str) -> str:
 
 
 def _shell_path(path: Path) -> str:
-    text = os.path.relpath(path) if not str(path).startswith("..") else str(path)
-    return text if " " not in text else f"'{text}'"
+    """The path as short as it can be for the user to paste: relative when below the cwd."""
+    absolute = path.resolve()
+    try:
+        text = str(absolute.relative_to(Path.cwd()))
+    except ValueError:
+        text = str(absolute)
+    return shlex.quote(text)
 
 
 if __name__ == "__main__":

@@ -231,6 +231,11 @@ class Collectives:
                 Wait(instance.all_issued, instance.describe),
                 Operation(f"{call.name}.read", ((object_name, Access.SYNC),), f"{call.name} reads rank {state.rank}"),
             )
+            # The transfer runs concurrently with the code after the issue: let
+            # it take steps before that code touches the buffer.
+            execution.yield_point(
+                agent, Operation(f"{call.name}.issued", ((object_name, Access.READ),), f"after {call.name} #{seq}")
+            )
             return Work(state, part)
         # A synchronous member's input cannot change while its rank is blocked,
         # so it counts as read now and is cloned only when results are computed.

@@ -162,7 +162,10 @@ class Mailboxes:
             message = Message(state, group, dst, tag, payload, site, op)
         self.queues.setdefault((group.name, state.rank, dst, tag), deque()).append(message)
         execution.emit(state.agent, "send", {"src": state.rank, "dst": dst, "tag": tag})
-        if not asynchronous:
+        if asynchronous:
+            # The receiver may take the message before the code after isend runs.
+            execution.yield_point(state.agent, Operation(f"{op}.issued", ((channel, Access.READ),)))
+        else:
             execution.block(
                 state.agent,
                 Wait(lambda: message.matched, message.describe_send),
@@ -199,6 +202,8 @@ class Mailboxes:
                 Wait(lambda: bool(self.candidates(receive)), receive.describe),
                 Operation(f"{op}.match", objects),
             )
+            # The match may happen before the code after irecv runs.
+            execution.yield_point(state.agent, Operation(f"{op}.issued", objects))
             return receive
         if not self.candidates(receive):
             execution.block(
