@@ -55,6 +55,12 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--workers", type=int, default=1, help="parallel worker processes")
     check.add_argument("--ray-address", default=None, metavar="ADDR", help="run the campaign on a Ray cluster")
     check.add_argument("--pct-depth", type=int, default=3, help="bug depth PCT aims at (default 3)")
+    check.add_argument(
+        "--no-minimize", action="store_true", help="keep each bug's schedule as found, without shrinking it"
+    )
+    check.add_argument(
+        "--coverage", action="store_true", help="measure branch coverage of the target (slower; shown in --json)"
+    )
     check.add_argument("--max-steps", type=int, default=Limits.max_steps, help="step limit of one execution")
     check.add_argument(
         "--execution-timeout", type=float, default=Limits.max_seconds, metavar="SECONDS",
@@ -116,6 +122,8 @@ def _check(arguments: argparse.Namespace) -> int:
         out=arguments.out,
         limits=Limits(max_steps=arguments.max_steps, max_seconds=arguments.execution_timeout),
         pct_depth=arguments.pct_depth,
+        minimize=not arguments.no_minimize,
+        coverage=arguments.coverage,
     )
 
     def announce(found: FoundBug) -> None:
@@ -142,6 +150,9 @@ def _check(arguments: argparse.Namespace) -> int:
         f"({result.elapsed_s:.2f}s, {rate:.0f} executions/s, {result.framework}, {result.strategy})"
     )
     print(f"\n{summary}" if result.bugs else f"no bug found: {summary}")
+    if result.coverage is not None:
+        covered = result.coverage
+        print(f"branch coverage of the target: {covered.branches_covered}/{covered.branches_total} ({covered.percent}%)")
     return EXIT_BUG if result.bugs else EXIT_CLEAN
 
 

@@ -10,6 +10,7 @@ with no thread of its own, which keeps async operations cheap.
 from __future__ import annotations
 
 import _thread
+import sys
 from typing import TYPE_CHECKING, Callable
 
 from dnsse.engine.operation import START, Operation
@@ -129,9 +130,12 @@ class ThreadAgent(Agent):
 
         self.thread_ident = _thread.get_ident()
         set_current_agent(self)
+        trace_hook = self.execution.trace_hook
         try:
             self.park()
             self.execution.check_abort()
+            if trace_hook is not None:
+                sys.settrace(trace_hook(None))
             if self.on_start is not None:
                 self.on_start()
             self.body()
@@ -142,5 +146,7 @@ class ThreadAgent(Agent):
         else:
             self.execution.agent_finished(self)
         finally:
+            if trace_hook is not None:
+                sys.settrace(None)
             set_current_agent(None)
             self.exited.release()

@@ -10,7 +10,10 @@ recorded, so traces stay short.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol, Sequence
+from typing import TYPE_CHECKING, Protocol, Sequence
+
+if TYPE_CHECKING:
+    from dnsse.engine.operation import Operation
 
 
 class ChoiceKind:
@@ -58,6 +61,28 @@ class Chooser(Protocol):
         ...
 
 
+class OperationChooser(Chooser, Protocol):
+    """A chooser that sees what each runnable agent is about to do (POS, DPOR).
+
+    The engine asks a chooser whose ``wants_operations`` is true
+    ``next_agent_seeing`` instead of ``next_agent``. ``operations[i]`` is the
+    pending operation of ``runnable[i]``; ``history`` is the execution's list of
+    (agent id, operation) of every step so far, including the steps where only
+    one agent could run, which are not choices.
+    """
+
+    wants_operations: bool
+
+    def next_agent_seeing(
+        self,
+        runnable: Sequence[int],
+        current: int | None,
+        step: int,
+        operations: Sequence[Operation],
+        history: Sequence[tuple[int, Operation]],
+    ) -> int: ...
+
+
 class TraceDivergence(Exception):
     """The program asked for choices that the recorded sequence cannot answer.
 
@@ -77,6 +102,18 @@ class RecordingChooser:
 
     def next_agent(self, runnable: Sequence[int], current: int | None, step: int) -> int:
         index = self.inner.next_agent(runnable, current, step)
+        self.choices.append(Choice(ChoiceKind.AGENT, len(runnable), index))
+        return index
+
+    def next_agent_seeing(
+        self,
+        runnable: Sequence[int],
+        current: int | None,
+        step: int,
+        operations: Sequence[Operation],
+        history: Sequence[tuple[int, Operation]],
+    ) -> int:
+        index = self.inner.next_agent_seeing(runnable, current, step, operations, history)  # type: ignore[attr-defined]
         self.choices.append(Choice(ChoiceKind.AGENT, len(runnable), index))
         return index
 

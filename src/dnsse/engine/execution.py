@@ -61,6 +61,9 @@ class Event:
 class Execution:
     def __init__(self, chooser: Chooser, limits: Limits = Limits(), source_files: frozenset[str] = frozenset()) -> None:
         self.chooser = RecordingChooser(chooser)
+        # Asked once per execution, so choosers that do not look at operations
+        # (random, pct, replay) cost nothing extra in the step loop.
+        self._sees_operations = bool(getattr(chooser, "wants_operations", False))
         self.limits = limits
         # Files of the program under test: their frames locate agents in reports.
         self.source_files = source_files
@@ -68,6 +71,8 @@ class Execution:
         self.active: list[Agent] = []
         self.step = 0
         self.history: list[tuple[int, Operation]] = []
+        # The step during which each agent was created (0: before the first step).
+        self.created_at: list[int] = []
         self.events: list[Event] = []
         self.bug: Bug | None = None
         self.divergence: str | None = None
@@ -78,6 +83,9 @@ class Execution:
         self.deadlock_explainers: list[Callable[[list[Agent]], Bug | None]] = []
         self.step_observers: list[Callable[[Agent, Operation], None]] = []
         self.event_observers: list[Callable[[Event], None]] = []
+        # Given a framework's per-thread trace function (or None), the one to
+        # install in an agent's thread: how branch coverage rides along.
+        self.trace_hook: Callable[[Callable | None], Callable] | None = None
         self._finished = _thread.allocate_lock()
         self._finished.acquire()
         self.started_at = 0.0
@@ -87,6 +95,7 @@ class Execution:
     def register(self, agent: Agent) -> int:
         self.agents.append(agent)
         self.active.append(agent)
+        self.created_at.append(self.step)
         return len(self.agents) - 1
 
     def thread_agents(self) -> list[ThreadAgent]:
@@ -184,6 +193,14 @@ class Execution:
                 return None
             if len(runnable) == 1:
                 chosen = self.agents[runnable[0]]
+            elif self._sees_operations:
+                index = self.chooser.next_agent_seeing(
+                    runnable,
+                    current.id if current is not None else None,
+                    self.step,
+                    [self.agents[i].pending for i in runnable],
+                    self.history,
+                )
             else:
                 index = self.chooser.next_agent(runnable, current.id if current is not None else None, self.step)
                 chosen = self.agents[runnable[index]]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 from dnsse.engine.bugs import Bug
 from dnsse.engine.choices import Choice, Chooser, ChoiceKind
@@ -26,6 +27,10 @@ class ExecutionResult:
     events: list[Event] = field(default_factory=list)
     history: list[tuple[int, Operation]] = field(default_factory=list)
     agent_names: list[str] = field(default_factory=list)
+    # For dependency analysis (DPOR): the step during which each agent was
+    # created, and the operation each unfinished agent was stopped at.
+    created_at: list[int] = field(default_factory=list)
+    pending: dict[int, Operation] = field(default_factory=dict)
 
 
 def run_execution(
@@ -34,9 +39,15 @@ def run_execution(
     chooser: Chooser,
     limits: Limits = Limits(),
     inputs: dict[str, object] | None = None,
+    trace_hook: Callable[[Callable | None], Callable] | None = None,
 ) -> ExecutionResult:
-    """Run ``target`` once; the framework's APIs must already be active."""
+    """Run ``target`` once; the framework's APIs must already be active.
+
+    ``trace_hook`` composes a trace function into every agent's thread (see
+    ``Execution.trace_hook``); branch coverage uses it.
+    """
     execution = Execution(chooser, limits, target.source_files)
+    execution.trace_hook = trace_hook
     seed = execution.chooser.next_value(ChoiceKind.SEED, SEED_OPTIONS)
     if inputs is None:
         inputs = {parameter.name: parameter.default for parameter in framework.inputs(target)}
@@ -58,4 +69,6 @@ def run_execution(
         events=execution.events,
         history=execution.history,
         agent_names=[agent.name for agent in execution.agents],
+        created_at=execution.created_at,
+        pending={agent.id: agent.pending for agent in execution.agents if not agent.done},
     )

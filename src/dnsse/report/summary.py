@@ -28,9 +28,8 @@ def campaign_report(result: CampaignResult) -> dict:
             }
             for found in result.bugs
         ],
-        # Branch coverage of the target is measured by the coverage-guided
-        # strategies; plain campaigns do not pay for it.
-        "coverage": None,
+        # Measured only with --coverage: the line tracer costs time in every agent.
+        "coverage": result.coverage.as_json() if result.coverage is not None else None,
         "verified": None,
     }
 

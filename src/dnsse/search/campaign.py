@@ -7,12 +7,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from dnsse.coverage.arcs import ArcRecorder, BranchCoverage
 from dnsse.engine.bugs import Bug
 from dnsse.engine.execution import Limits
 from dnsse.engine.runner import ExecutionResult, run_execution
 from dnsse.engine.target import LoadedTarget, TargetSpec
 from dnsse.errors import BadInput
 from dnsse.frameworks.base import Framework, framework_named
+from dnsse.report.minimize import minimize
 from dnsse.report.trace import Trace, write_trace
 from dnsse.search.registry import DEFAULT, make_strategy
 
@@ -30,6 +32,9 @@ class CampaignConfig:
     out: Path = Path(".dnsse")
     limits: Limits = field(default_factory=Limits)
     pct_depth: int = 3
+    minimize: bool = True
+    # Measure branch coverage of the target (costs a line tracer in every agent).
+    coverage: bool = False
 
 
 @dataclass
@@ -49,6 +54,7 @@ class CampaignResult:
     executions: int
     elapsed_s: float
     bugs: list[FoundBug]
+    coverage: BranchCoverage | None = None
 
 
 def load(target_text: str, framework_name: str, world_size: int) -> tuple[LoadedTarget, Framework]:
@@ -76,7 +82,13 @@ def run_campaign(
     config: CampaignConfig,
     on_bug: Callable[[FoundBug], None] | None = None,
     on_start: Callable[[LoadedTarget, Framework], None] | None = None,
+    on_execution: Callable[[int, ExecutionResult, ArcRecorder | None], None] | None = None,
 ) -> CampaignResult:
+    """Run executions until the budget, or the first bug unless ``keep_going``.
+
+    ``on_execution`` sees every execution (its number from 1, its result, and
+    the arcs recorded so far when ``config.coverage`` is on).
+    """
     strategy = make_strategy(config.strategy, config.seed, config.pct_depth)
     if config.budget is not None and config.budget < 1:
         raise BadInput(f"--budget must be at least 1 execution, got {config.budget}")
@@ -85,6 +97,8 @@ def run_campaign(
     seen: set[tuple[str, str]] = set()
     started = time.perf_counter()
     executions = 0
+    recorder = ArcRecorder(target.source_files) if config.coverage else None
+    trace_hook = recorder.compose if recorder is not None else None
     with framework.activate():
         preflight(target, framework)
         if on_start is not None:
@@ -92,12 +106,18 @@ def run_campaign(
         while config.budget is None or executions < config.budget:
             if config.time_budget is not None and time.perf_counter() - started >= config.time_budget:
                 break
-            result = run_execution(target, framework, strategy.chooser_for(executions), config.limits)
+            result = run_execution(
+                target, framework, strategy.chooser_for(executions), config.limits, trace_hook=trace_hook
+            )
             executions += 1
             strategy.observe(result)
+            if on_execution is not None:
+                on_execution(executions, result, recorder)
             if result.bug is None or result.bug.signature() in seen:
                 continue
             seen.add(result.bug.signature())
+            if config.minimize:
+                result = _minimized(target, framework, config, result)
             path = write_trace(_trace_of(config, target, framework, result, executions), config.out)
             bug = FoundBug(result.bug, executions, path, time.perf_counter() - started)
             found.append(bug)
@@ -113,7 +133,22 @@ def run_campaign(
         executions=executions,
         elapsed_s=time.perf_counter() - started,
         bugs=found,
+        coverage=recorder.coverage() if recorder is not None else None,
     )
+
+
+def _minimized(
+    target: LoadedTarget, framework: Framework, config: CampaignConfig, result: ExecutionResult
+) -> ExecutionResult:
+    """The same bug with as few preemptions as minimization finds (the found run if none)."""
+    assert result.bug is not None
+    inputs = result.inputs
+    smaller = minimize(
+        lambda chooser: run_execution(target, framework, chooser, config.limits, inputs=inputs),
+        result.choices,
+        result.bug.signature(),
+    )
+    return smaller if smaller is not None else result
 
 
 def _trace_of(

@@ -109,11 +109,15 @@ def traced(agent: ThreadAgent, plan: SharedStatePlan | None) -> Iterator[None]:
     if plan is None:
         yield
         return
-    sys.settrace(_tracer(agent, plan))
+    tracer = _tracer(agent, plan)
+    hook = agent.execution.trace_hook
+    # The agent's thread may already carry the coverage tracer: keep it, chained.
+    previous = sys.gettrace()
+    sys.settrace(tracer if hook is None else hook(tracer))
     try:
         yield
     finally:
-        sys.settrace(None)
+        sys.settrace(previous)
 
 
 def _tracer(agent: ThreadAgent, plan: SharedStatePlan) -> Callable:

@@ -1,0 +1,160 @@
+"""Shrink a bug's choice sequence to the fewest preemptions that still show it.
+
+A found schedule is mostly noise: random switches that have nothing to do
+with the bug. Minimization replays edited sequences and keeps an edit when
+the same bug (same kind and message) comes back, as Hypothesis shrinks its
+choice sequences:
+
+0. when the found schedule preempts more than once, the default schedule
+   with one different answer, tried position by position;
+1. the shortest prefix of the choices that, continued without preemption,
+   still shows the bug (scanned for short sequences, bisected for long ones);
+2. then, choice by choice from the end and in passes until nothing improves,
+   the default answer (let the current agent go on; the first value) instead
+   of the recorded one, or no answer at all (the later choices move up).
+
+The score is the number of answers that differ from the default, i.e. the
+preemptions and non-default values a person has to read. Every kept sequence
+is the one recorded by the run that reproduced the bug, so it replays
+strictly.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Callable, Sequence
+
+from dnsse.engine.choices import Choice, ChoiceKind
+from dnsse.engine.runner import ExecutionResult
+
+# A planned answer: the recorded choice, or None for "the default here".
+Plan = list[Choice | None]
+
+
+class GuidedChooser:
+    """Follows a plan while the program asks what the plan recorded; defaults after."""
+
+    __slots__ = ("plan", "position", "fits", "deviations")
+
+    def __init__(self, plan: Sequence[Choice | None]) -> None:
+        self.plan = plan
+        self.position = 0
+        self.fits = True
+        self.deviations = 0
+
+    def _planned(self, kind: str, options: int) -> int | None:
+        if not self.fits or self.position >= len(self.plan):
+            return None
+        choice = self.plan[self.position]
+        self.position += 1
+        if choice is None:
+            return None
+        if choice.kind != kind or choice.options != options:
+            self.fits = False  # the edit changed the program's path: defaults from here on
+            return None
+        return choice.index
+
+    def next_agent(self, runnable: Sequence[int], current: int | None, step: int) -> int:
+        default = runnable.index(current) if current in runnable else 0
+        answer = self._planned(ChoiceKind.AGENT, len(runnable))
+        if answer is None or answer == default:
+            return default
+        self.deviations += 1
+        return answer
+
+    def next_value(self, kind: str, options: int) -> int:
+        answer = self._planned(kind, options)
+        if not answer:
+            return 0
+        self.deviations += 1
+        return answer
+
+
+def minimize(
+    run: Callable[[GuidedChooser], ExecutionResult],
+    choices: list[Choice],
+    signature: tuple[str, str],
+    max_attempts: int = 300,
+    max_seconds: float = 10.0,
+) -> ExecutionResult | None:
+    """The run with the smallest-scoring choices found that reproduces ``signature``.
+
+    ``None`` when even the unedited choices do not reproduce it under guided
+    replay (then the found trace is kept as it is).
+    """
+    deadline = time.perf_counter() + max_seconds
+    attempts = 0
+
+    def attempt(plan: Plan) -> tuple[ExecutionResult, int] | None:
+        nonlocal attempts
+        attempts += 1
+        chooser = GuidedChooser(plan)
+        result = run(chooser)
+        if result.bug is None or result.bug.signature() != signature:
+            return None
+        return result, chooser.deviations
+
+    def budget_left() -> bool:
+        return attempts < max_attempts and time.perf_counter() < deadline
+
+    baseline = attempt(list(choices))
+    if baseline is None:
+        return None
+    best, best_score = baseline
+
+    # A bug that one preemption shows is found directly: the default schedule
+    # with a single different answer, position by position.
+    if best_score > 1:
+        plain = attempt([])
+        if plain is not None:
+            return plain[0]
+        default_run = run(GuidedChooser([]))
+        for position, choice in enumerate(default_run.choices):
+            if not budget_left():
+                break
+            for answer in range(min(choice.options, 8)):
+                if answer == choice.index:
+                    continue
+                plan: Plan = list(default_run.choices[:position]) + [Choice(choice.kind, choice.options, answer)]
+                found = attempt(plan)
+                if found is not None and found[1] < best_score:
+                    best, best_score = found
+                    break
+            if best_score <= 1:
+                break
+
+    # Whether a prefix reproduces is not monotone in its length, so short
+    # sequences are scanned from the shortest prefix up; long ones bisected.
+    if 2 * len(best.choices) <= max_attempts:
+        for length in range(len(best.choices)):
+            found = attempt(list(best.choices[:length]))
+            if found is not None and found[1] <= best_score:
+                best, best_score = found
+                break
+    else:
+        low, high = 0, len(best.choices)
+        while low < high and budget_left():
+            middle = (low + high) // 2
+            found = attempt(list(best.choices[:middle]))
+            if found is not None and found[1] <= best_score:
+                best, best_score = found
+                high = min(middle, len(best.choices))
+            else:
+                low = middle + 1
+
+    improved = True
+    while improved and best_score > 0 and budget_left():
+        improved = False
+        index = len(best.choices) - 1
+        while index >= 0 and budget_left():
+            current: Plan = list(best.choices)
+            # Two edits per position: answer by default, or drop the choice so
+            # the later ones shift into its place.
+            for plan in (current[:index] + [None] + current[index + 1 :], current[:index] + current[index + 1 :]):
+                found = attempt(plan)
+                if found is not None and found[1] < best_score:
+                    best, best_score = found
+                    improved = True
+                    break
+            index = min(index, len(best.choices)) - 1
+    return best
