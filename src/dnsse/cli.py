@@ -7,6 +7,7 @@ input with a one-paragraph message and no traceback unless ``--debug``.
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
 import sys
 import traceback
@@ -48,13 +49,30 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--budget", type=int, default=1000, help="executions to run at most (default 1000)")
     check.add_argument("--time-budget", type=float, default=None, metavar="SECONDS", help="stop after this long")
     check.add_argument("--seed", type=int, default=0, help="seed of the whole campaign (default 0)")
-    check.add_argument("--spec", action="append", default=[], metavar="LTL", help="an LTL property to check")
+    check.add_argument(
+        "--spec", action="append", default=[], metavar="LTL",
+        help="an LTL property every execution must satisfy, or builtin:NAME (repeatable; see docs/events.md)",
+    )
+    check.add_argument(
+        "--spec-file", action="append", default=[], type=Path, metavar="PATH",
+        help="a file of LTL properties, one a line (# comments)",
+    )
     check.add_argument("--keep-going", action="store_true", help="go on after the first bug")
     check.add_argument("--out", type=Path, default=Path(".dnsse"), help="where traces go (default .dnsse/)")
     check.add_argument("--json", type=Path, default=None, metavar="PATH", help="write a JSON report here")
     check.add_argument("--workers", type=int, default=1, help="parallel worker processes")
     check.add_argument("--ray-address", default=None, metavar="ADDR", help="run the campaign on a Ray cluster")
     check.add_argument("--pct-depth", type=int, default=3, help="bug depth PCT aims at (default 3)")
+    check.add_argument(
+        "--preemption-bound", type=int, default=None, metavar="N",
+        help="dfs only: run every schedule with at most N preemptions (exact, no reduction); without it, dfs "
+        "runs one schedule per equivalence class of all schedules (partial-order reduction). When dfs "
+        "finishes without a bug, the last line (and the JSON 'verified' field) says what was covered",
+    )
+    check.add_argument(
+        "--faults", choices=["on", "off"], default="on",
+        help="inject the faults a program declares: Ray actor crashes and task retries (default on)",
+    )
     check.add_argument(
         "--no-minimize", action="store_true", help="keep each bug's schedule as found, without shrinking it"
     )
@@ -88,11 +106,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write("dnsse: interrupted\n")
         return 130
+    except BrokenPipeError:
+        # The reader of our output went away (`dnsse check ... | head`): not an error of ours.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_CLEAN
 
 
 def _refuse_unbuilt_options(arguments: argparse.Namespace) -> None:
-    if arguments.spec:
-        raise BadInput("--spec is not built yet: LTL specifications come with the spec module; drop --spec for now")
     if arguments.workers != 1:
         raise BadInput("--workers other than 1 is not built yet; executions run in this process for now")
     if arguments.ray_address is not None:
@@ -122,8 +142,12 @@ def _check(arguments: argparse.Namespace) -> int:
         out=arguments.out,
         limits=Limits(max_steps=arguments.max_steps, max_seconds=arguments.execution_timeout),
         pct_depth=arguments.pct_depth,
+        preemption_bound=arguments.preemption_bound,
         minimize=not arguments.no_minimize,
         coverage=arguments.coverage,
+        faults=arguments.faults == "on",
+        specs=arguments.spec,
+        spec_files=arguments.spec_file,
     )
 
     def announce(found: FoundBug) -> None:
@@ -153,7 +177,19 @@ def _check(arguments: argparse.Namespace) -> int:
     if result.coverage is not None:
         covered = result.coverage
         print(f"branch coverage of the target: {covered.branches_covered}/{covered.branches_total} ({covered.percent}%)")
+    if result.verified is not None:
+        print(_verified_line(result.verified))
+    elif arguments.strategy == "dfs" and not result.bugs:
+        print(f"not verified: dfs did not finish its search within the budget ({result.executions} executions)")
     return EXIT_BUG if result.bugs else EXIT_CLEAN
+
+
+def _verified_line(verified: dict) -> str:
+    bound = "no bound" if verified["bound"] == "none" else verified["bound"]
+    return (
+        f"verified ({bound}, {verified['executions']} executions, {verified['method']}): {verified['covers']}. "
+        f"Not covered: {verified['excludes']}."
+    )
 
 
 def _replay(arguments: argparse.Namespace) -> int:

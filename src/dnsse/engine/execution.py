@@ -19,6 +19,7 @@ from typing import Callable
 from dnsse.engine.agent import FINISHED, Agent, StepAgent, ThreadAgent, Wait
 from dnsse.engine.bugs import Bug, BugKind
 from dnsse.engine.choices import Chooser, ChoiceKind, RecordingChooser, TraceDivergence
+from dnsse.engine.location import frame_location
 from dnsse.engine.operation import Operation
 
 _local = _thread._local()
@@ -201,6 +202,7 @@ class Execution:
                     [self.agents[i].pending for i in runnable],
                     self.history,
                 )
+                chosen = self.agents[runnable[index]]
             else:
                 index = self.chooser.next_agent(runnable, current.id if current is not None else None, self.step)
                 chosen = self.agents[runnable[index]]
@@ -334,7 +336,7 @@ class Execution:
         frame = sys._current_frames().get(agent.thread_ident)
         while frame is not None:
             if frame.f_code.co_filename in self.source_files:
-                return f"{frame.f_code.co_filename}:{frame.f_lineno} in {frame.f_code.co_name}"
+                return f"{frame_location(frame)} in {frame.f_code.co_name}"
             frame = frame.f_back
         return None
 

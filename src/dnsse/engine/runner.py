@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Protocol, Sequence
 
 from dnsse.engine.bugs import Bug
 from dnsse.engine.choices import Choice, Chooser, ChoiceKind
@@ -14,6 +14,14 @@ from dnsse.engine.target import LoadedTarget
 from dnsse.frameworks.base import Framework
 
 SEED_OPTIONS = 2**31
+
+
+class Monitor(Protocol):
+    """Something that watches executions, e.g. the LTL specifications (dnsse.spec)."""
+
+    def attach(self, execution: Execution) -> Callable[[], Bug | None]:
+        """Subscribe to ``execution``; the function returned judges it once it completed."""
+        ...
 
 
 @dataclass
@@ -40,14 +48,17 @@ def run_execution(
     limits: Limits = Limits(),
     inputs: dict[str, object] | None = None,
     trace_hook: Callable[[Callable | None], Callable] | None = None,
+    monitors: Sequence[Monitor] = (),
 ) -> ExecutionResult:
     """Run ``target`` once; the framework's APIs must already be active.
 
     ``trace_hook`` composes a trace function into every agent's thread (see
-    ``Execution.trace_hook``); branch coverage uses it.
+    ``Execution.trace_hook``); branch coverage uses it. ``monitors`` watch
+    the run (they may stop it with a bug) and judge it when it completed.
     """
     execution = Execution(chooser, limits, target.source_files)
     execution.trace_hook = trace_hook
+    verdicts = [monitor.attach(execution) for monitor in monitors]
     seed = execution.chooser.next_value(ChoiceKind.SEED, SEED_OPTIONS)
     if inputs is None:
         inputs = {parameter.name: parameter.default for parameter in framework.inputs(target)}
@@ -57,6 +68,12 @@ def run_execution(
         execution.run()
         if execution.bug is None and execution.divergence is None:
             bug = framework.finish(execution)
+            if bug is not None:
+                execution.report_after_run(bug)
+        for verdict in verdicts:
+            if execution.bug is not None or execution.divergence is not None or not execution.completed:
+                break
+            bug = verdict()
             if bug is not None:
                 execution.report_after_run(bug)
     return ExecutionResult(

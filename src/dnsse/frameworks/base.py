@@ -30,7 +30,12 @@ class Framework(Protocol):
         ...
 
 
-def framework_named(name: str, world_size: int) -> Framework:
+def framework_named(name: str, world_size: int, faults: bool = True) -> Framework:
+    """The framework called ``name``; ``faults`` lets the ray framework inject the crashes Ray allows."""
+    if name == "ray":
+        from dnsse.frameworks.ray.framework import RayFramework
+
+        return RayFramework(faults=faults)
     if name == "torch":
         from dnsse.frameworks.torch_dist.framework import TorchFramework
 
@@ -41,4 +46,4 @@ def framework_named(name: str, world_size: int) -> Framework:
         return ThreadsFramework()
     from dnsse.errors import BadInput
 
-    raise BadInput(f"the {name} framework is not supported yet; dnsse runs torch and threads programs today")
+    raise BadInput(f"the {name} framework is not supported yet; dnsse runs torch, ray and threads programs today")

@@ -10,6 +10,7 @@ from dnsse.engine.runner import ExecutionResult, run_execution
 from dnsse.errors import BadInput
 from dnsse.report.trace import Trace, read_trace
 from dnsse.search.campaign import load, preflight
+from dnsse.spec.sources import load_suite
 
 
 @dataclass
@@ -25,10 +26,21 @@ class ReplayOutcome:
 
 def replay(path: Path) -> ReplayOutcome:
     trace = read_trace(path)
-    target, framework = load(trace.target, trace.framework, trace.world_size)
+    target, framework = load(trace.target, trace.framework, trace.world_size, trace.faults)
+    try:
+        suite = load_suite(trace.specs)
+    except BadInput as error:
+        raise BadInput(f"the trace {path} holds a specification that does not parse: {error}") from None
     with framework.activate():
         preflight(target, framework)
-        result = run_execution(target, framework, ReplayChooser(trace.choices), trace.limits, inputs=trace.inputs)
+        result = run_execution(
+            target,
+            framework,
+            ReplayChooser(trace.choices),
+            trace.limits,
+            inputs=trace.inputs,
+            monitors=[suite] if suite is not None else [],
+        )
     if result.divergence is not None:
         raise BadInput(
             f"the trace {path} no longer fits its program ({trace.target}): {result.divergence}. "

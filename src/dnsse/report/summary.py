@@ -30,7 +30,7 @@ def campaign_report(result: CampaignResult) -> dict:
         ],
         # Measured only with --coverage: the line tracer costs time in every agent.
         "coverage": result.coverage.as_json() if result.coverage is not None else None,
-        "verified": None,
+        "verified": result.verified,
     }
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from dnsse.engine.bugs import Bug
@@ -33,6 +33,11 @@ class Trace:
     strategy: str
     execution: int
     steps: int
+    # The specifications checked in the run (LTL text or builtin:NAME), so
+    # that replay checks them again.
+    specs: list[str] = field(default_factory=list)
+    # Whether faults were injected: replay must ask the same fault choices.
+    faults: bool = True
 
     def to_json(self) -> dict:
         return {
@@ -46,6 +51,8 @@ class Trace:
             "strategy": self.strategy,
             "execution": self.execution,
             "steps": self.steps,
+            "specs": list(self.specs),
+            "faults": self.faults,
             "bug": self.bug.to_json(),
             "choices": [choice.to_json() for choice in self.choices],
         }
@@ -109,10 +116,19 @@ def read_trace(path: Path) -> Trace:
             strategy=str(raw.get("strategy", "?")),
             execution=int(raw.get("execution", 0)),
             steps=int(raw.get("steps", 0)),
+            specs=_specs(raw),
+            faults=bool(raw.get("faults", True)),
         )
     except (ValueError, TypeError, KeyError) as error:
         raise BadInput(f"the trace {path} is malformed: {error}") from None
     return trace
+
+
+def _specs(raw: dict) -> list[str]:
+    specs = raw.get("specs", [])
+    if not isinstance(specs, list) or not all(isinstance(text, str) for text in specs):
+        raise ValueError("the field 'specs' must be a list of formulas (strings)")
+    return specs
 
 
 def _field(raw: dict, name: str, kind: type) -> object:

@@ -3,21 +3,32 @@
 from __future__ import annotations
 
 from dnsse.errors import BadInput
+from dnsse.search.dfs import DfsStrategy
 from dnsse.search.pct import PctStrategy
+from dnsse.search.pos import PosStrategy
 from dnsse.search.random_walk import RandomStrategy
 from dnsse.search.strategy import Strategy
 
-BUILT = ("random", "pct")
-PLANNED = ("pos", "dfs", "fuzz", "symbolic", "llm", "hybrid")
+BUILT = ("random", "pct", "pos", "dfs")
+PLANNED = ("fuzz", "symbolic", "llm", "hybrid")
 # The strongest strategy that exists; becomes "hybrid" once hybrid is built.
 DEFAULT = "pct"
 
 
-def make_strategy(name: str, seed: int, pct_depth: int = 3) -> Strategy:
+def make_strategy(name: str, seed: int, pct_depth: int = 3, preemption_bound: int | None = None) -> Strategy:
+    """The strategy called ``name``; ``preemption_bound`` is for ``dfs`` only (``None``: no bound)."""
+    if preemption_bound is not None and name != "dfs":
+        raise BadInput(f"--preemption-bound applies to the dfs strategy only, not to {name}")
+    if preemption_bound is not None and preemption_bound < 0:
+        raise BadInput(f"--preemption-bound must be at least 0, got {preemption_bound}")
     if name == "random":
         return RandomStrategy(seed)
     if name == "pct":
         return PctStrategy(seed, depth=pct_depth)
+    if name == "pos":
+        return PosStrategy(seed)
+    if name == "dfs":
+        return DfsStrategy(bound=preemption_bound)
     if name in PLANNED:
         raise BadInput(
             f"the {name} strategy is not built yet; the strategies that exist are: {', '.join(BUILT)}"

@@ -27,6 +27,19 @@ class Strategy(Protocol):
         ...
 
 
+class ExhaustiveStrategy(Strategy, Protocol):
+    """A strategy that can run out of executions to try (``dfs``).
+
+    The campaign stops once ``exhausted`` is true; ``verified()`` then says
+    what the finished search covered (DESIGN §3 ``verified``), or ``None``
+    when it cannot promise anything (the program did not replay).
+    """
+
+    exhausted: bool
+
+    def verified(self) -> dict | None: ...
+
+
 def execution_seed(campaign_seed: int, execution: int) -> int:
     """A per-execution seed: executions are reproducible one by one, in any order."""
     return (campaign_seed * 1_000_003 + execution * 7_919) % (2**61 - 1)

@@ -119,7 +119,11 @@ class Thread:
         if agent is None:
             self._join_from_outside(child, timeout)
             return
-        operation = Operation("thread.join", ((self._object, Access.SYNC),), self._name)
+        # agent#N: every step of agent N writes it (dnsse.search.dependency), so
+        # asking whether the thread finished depends on how far it got.
+        operation = Operation(
+            "thread.join", ((self._object, Access.SYNC), (f"agent#{child.id}", Access.READ)), self._name
+        )
         if timeout is not None and timeout <= 0:
             agent.execution.yield_point(agent, operation)
             return
@@ -138,7 +142,8 @@ class Thread:
             return False
         agent = current_agent()
         if agent is not None:
-            agent.execution.yield_point(agent, Operation("thread.is_alive", ((self._object, Access.READ),)))
+            observed = ((self._object, Access.READ), (f"agent#{self._agent.id}", Access.READ))
+            agent.execution.yield_point(agent, Operation("thread.is_alive", observed))
         return not self._agent.done
 
     @property

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from dnsse.engine.execution import current_agent
+from dnsse.engine.location import frame_location
 from dnsse.frameworks.torch_dist.groups import ProcessGroup
 
 if TYPE_CHECKING:
@@ -69,6 +70,6 @@ def call_site(source_files: frozenset[str]) -> str:
     frame = sys._getframe(2)
     while frame is not None:
         if frame.f_code.co_filename in source_files:
-            return f"{frame.f_code.co_filename}:{frame.f_lineno}"
+            return frame_location(frame)
         frame = frame.f_back
     return "an unknown place"

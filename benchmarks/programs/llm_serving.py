@@ -1,0 +1,215 @@
+"""LLM serving: continuous batching over a paged KV-cache block manager.
+
+An engine thread runs the continuous-batching loop of vLLM-style servers:
+each iteration admits waiting requests while the block manager can hold
+their prompts, decodes one token for every running sequence (allocating a
+new KV block when a sequence's last block is full), and frees the blocks of
+finished sequences. Frontend threads (the API server's request handlers)
+submit requests; a request with ``n > 1`` (parallel sampling) forks child
+sequences that share the parent's prompt blocks by reference count.
+
+Correctness (``assert``s): no KV block is ever owned by two sequences unless
+they share it by reference count, a block's reference count equals the number
+of block tables that hold it, every request completes, and when the server
+drains every block is back in the free pool exactly once.
+
+Entry points (``FUNC()``, threads):
+
+- ``main_correct``: the frontend checks capacity and allocates under the
+  block manager's lock, in one critical section.
+- ``main_bug_check_then_act``: the frontend pre-allocates prompt blocks for
+  latency with ``if can_allocate(n): allocate(n)``, each call taking the lock
+  on its own. The engine can take the same blocks in between: the pool is
+  over-committed and ``allocate`` pops an empty free list. Modelled on
+  vllm-project/vllm#17834 (``can_allocate`` and ``allocate`` disagree,
+  ``NoFreeBlocksError``) and the TOCTOU race of vllm-project/vllm#39702.
+- ``main_bug_refcount``: ``fork`` bumps the shared blocks' reference counts
+  outside the lock while the engine frees a finished sibling; a lost update
+  leaves a count one too low, and the block is freed while still in use
+  ("Double free!", vllm-project/vllm#1556, fixed in vllm-project/vllm#3347).
+"""
+
+import threading
+from collections import deque
+
+from dnsse import emit
+
+DNSSE_SPECS = [
+    # A block is never handed out again before it was freed.
+    "G(block_alloc -> !F(block_alloc_same & !O(block_free)))",
+    # Every admitted request eventually finishes.
+    "G(admit -> F(finish))",
+]
+
+BLOCK_SIZE = 2
+NUM_BLOCKS = 4
+
+
+class BlockManager:
+    """A paged KV cache: a free list of physical blocks, block tables and reference counts."""
+
+    def __init__(self, num_blocks: int) -> None:
+        self.lock = threading.Lock()
+        self.free = list(range(num_blocks))
+        self.ref = [0] * num_blocks
+        self.tables: dict[str, list[int]] = {}
+
+    def can_allocate(self, blocks: int) -> bool:
+        with self.lock:
+            return len(self.free) >= blocks
+
+    def allocate(self, seq: str, blocks: int) -> None:
+        with self.lock:
+            self._allocate_locked(seq, blocks)
+
+    def try_allocate(self, seq: str, blocks: int) -> bool:
+        with self.lock:
+            if len(self.free) < blocks:
+                return False
+            self._allocate_locked(seq, blocks)
+            return True
+
+    def _allocate_locked(self, seq: str, blocks: int) -> None:
+        table = self.tables.setdefault(seq, [])
+        for _ in range(blocks):
+            block = self.free.pop()
+            assert self.ref[block] == 0, f"block {block} handed to {seq} while still referenced"
+            self.ref[block] = 1
+            table.append(block)
+            emit("block_alloc", block=block, seq=seq)
+
+    def fork(self, parent: str, child: str, locked: bool) -> None:
+        """Let ``child`` share ``parent``'s blocks (copy-on-write prefix sharing)."""
+        if locked:
+            with self.lock:
+                self._fork(parent, child)
+        else:
+            self._fork(parent, child)
+
+    def _fork(self, parent: str, child: str) -> None:
+        shared = list(self.tables[parent])
+        for block in shared:
+            self.ref[block] += 1
+        self.tables[child] = shared
+
+    def release(self, seq: str) -> None:
+        with self.lock:
+            for block in self.tables.pop(seq):
+                self.ref[block] -= 1
+                if self.ref[block] == 0:
+                    assert block not in self.free, f"double free of block {block}"
+                    self.free.append(block)
+                    emit("block_free", block=block)
+
+    def check_drained(self) -> None:
+        assert not self.tables, f"sequences still hold blocks: {self.tables}"
+        assert sorted(self.free) == list(range(len(self.ref))), f"free pool corrupted: {self.free}"
+        assert all(count == 0 for count in self.ref), f"reference counts left: {self.ref}"
+
+
+class Engine:
+    """The continuous-batching loop, run by one engine thread."""
+
+    def __init__(self, manager: BlockManager, expected: int) -> None:
+        self.manager = manager
+        self.waiting: deque[tuple[str, int, int]] = deque()
+        self.running: dict[str, list[int]] = {}  # seq -> [tokens so far, tokens to generate]
+        self.finished: list[str] = []
+        self.expected = expected
+        self.arrived = threading.Condition()
+
+    def submit(self, seq: str, prompt_tokens: int, max_tokens: int) -> None:
+        with self.arrived:
+            self.waiting.append((seq, prompt_tokens, max_tokens))
+            self.arrived.notify()
+
+    def run(self) -> None:
+        while len(self.finished) < self.expected:
+            with self.arrived:
+                while not self.waiting and not self.running and len(self.finished) < self.expected:
+                    self.arrived.wait()
+                admitted = self._admit()
+            for seq in admitted:
+                emit("admit", seq=seq)
+            self._decode()
+
+    def _admit(self) -> list[str]:
+        admitted = []
+        while self.waiting:
+            seq, prompt, max_tokens = self.waiting[0]
+            have = len(self.manager.tables.get(seq, []))
+            if not self.manager.try_allocate(seq, blocks_for(prompt) - have):
+                break
+            self.waiting.popleft()
+            self.running[seq] = [prompt, max_tokens]
+            admitted.append(seq)
+        return admitted
+
+    def _decode(self) -> None:
+        for seq in list(self.running):
+            tokens, remaining = self.running[seq]
+            if tokens % BLOCK_SIZE == 0 and not self.manager.try_allocate(seq, 1):
+                continue  # no room: this sequence waits for a later iteration
+            self.running[seq] = [tokens + 1, remaining - 1]
+            if remaining - 1 == 0:
+                del self.running[seq]
+                self.manager.release(seq)
+                self.finished.append(seq)
+                emit("finish", seq=seq)
+
+
+def blocks_for(tokens: int) -> int:
+    return (tokens + BLOCK_SIZE - 1) // BLOCK_SIZE
+
+
+def handle_request(engine: Engine, seq: str, prompt: int, max_tokens: int, preallocate: str) -> None:
+    """The API server's handler: optionally reserve prompt blocks, then queue the request."""
+    manager = engine.manager
+    if preallocate == "atomic":
+        manager.try_allocate(seq, blocks_for(prompt))
+    elif preallocate == "check_then_act":
+        if manager.can_allocate(blocks_for(prompt)):
+            manager.allocate(seq, blocks_for(prompt))
+    engine.submit(seq, prompt, max_tokens)
+
+
+def handle_parallel_sampling(engine: Engine, parent: str, prompt: int, locked_fork: bool) -> None:
+    """A request with n=2: the parent's prompt blocks are shared with a forked child."""
+    manager = engine.manager
+    while not manager.try_allocate(parent, blocks_for(prompt)):
+        with engine.arrived:
+            engine.arrived.wait(timeout=0.01)
+    manager.fork(parent, parent + "/1", locked=locked_fork)
+    engine.submit(parent, prompt, 1)
+    engine.submit(parent + "/1", prompt, 3)
+
+
+def serve(preallocate: str, locked_fork: bool) -> None:
+    manager = BlockManager(NUM_BLOCKS)
+    engine = Engine(manager, expected=4)
+    engine_thread = threading.Thread(target=engine.run, name="engine")
+    frontends = [
+        threading.Thread(target=handle_request, args=(engine, "a", 3, 2, preallocate)),
+        threading.Thread(target=handle_request, args=(engine, "b", 2, 1, preallocate)),
+        threading.Thread(target=handle_parallel_sampling, args=(engine, "c", 2, locked_fork)),
+    ]
+    engine_thread.start()
+    for thread in frontends:
+        thread.start()
+    for thread in frontends:
+        thread.join()
+    engine_thread.join()
+    assert sorted(engine.finished) == ["a", "b", "c", "c/1"], f"finished: {engine.finished}"
+    manager.check_drained()
+
+
+def main_correct() -> None:
+    serve(preallocate="atomic", locked_fork=True)
+
+
+def main_bug_check_then_act() -> None:
+    serve(preallocate="check_then_act", locked_fork=True)
+
+
+def main_bug_refcount() -> None:
+    serve(preallocate="atomic", locked_fork=False)

@@ -1,0 +1,20 @@
+"""Places in the program under test, written the way the user launched it."""
+
+from __future__ import annotations
+
+import os
+from types import FrameType
+
+# Executions run in fresh temporary directories; paths in reports are made
+# relative to where dnsse was started, which is where the user is.
+LAUNCH_DIRECTORY = os.getcwd()
+
+
+def short_path(path: str) -> str:
+    """``path`` relative to the launch directory when it lies below it, else as it is."""
+    relative = os.path.relpath(path, LAUNCH_DIRECTORY)
+    return path if relative.startswith("..") else relative
+
+
+def frame_location(frame: FrameType) -> str:
+    return f"{short_path(frame.f_code.co_filename)}:{frame.f_lineno}"

@@ -1,0 +1,10 @@
+"""Ray programs under control: the controlled ``ray`` module and the framework that runs it.
+
+Map: :mod:`.api` is the ``ray`` module a target imports; :mod:`.refs` the
+ObjectRefs and object store; :mod:`.tasks` remote functions;
+:mod:`.actors` actor classes and handles, :mod:`.actor_state` an actor's
+life and start rule, :mod:`.calls` one call's run, :mod:`.coroutines` async
+actors; :mod:`.runtime` per-execution state and faults; :mod:`.errors`
+``ray.exceptions``; :mod:`.actor_pool` ``ray.util.ActorPool``;
+:mod:`.modules` the ``sys.modules`` swap; :mod:`.framework` the framework.
+"""

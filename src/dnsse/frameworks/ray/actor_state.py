@@ -1,0 +1,225 @@
+"""An actor's life and the start rule of its calls.
+
+Every call of an actor is an agent of its own that waits until the actor lets
+it start; the scheduler then picks among the calls that may start, so every
+order Ray allows is explored, and no other:
+
+- a *synchronous* actor runs one call at a time, and the calls of one caller
+  in submission order (Ray's per-caller FIFO); calls of different callers in
+  any order. ``allow_out_of_order_execution=True`` drops the per-caller order.
+- a *threaded* actor (``max_concurrency > 1``) runs up to ``max_concurrency``
+  calls at once, in any order, under the shared-state tracer, so their reads
+  and writes of ``self`` interleave.
+- an *async* actor (any ``async def`` method) runs up to ``max_concurrency``
+  coroutines, only one at a time: control passes only at an ``await``
+  (see :mod:`.coroutines`).
+
+A call starts only when its top-level ref arguments are ready (a synchronous
+actor's later calls from the same caller wait behind it). A crash
+(``max_restarts``) kills every running call, drops the instance and re-runs
+the constructor with the original arguments; running calls are retried when
+``max_task_retries`` allows, else fail with ``RayActorError``. Calls not yet
+started run on the restarted actor. Out of restarts, or killed with
+``ray.kill``, the actor is dead and every call fails with ``ActorDiedError``.
+"""
+
+from __future__ import annotations
+
+import collections
+import inspect
+from typing import Any
+
+from dnsse.engine.agent import ThreadAgent, Wait
+from dnsse.engine.operation import Access, Operation
+from dnsse.frameworks.ray.errors import ActorDiedError, RayActorError
+from dnsse.frameworks.ray.refs import ObjectRef, copy_value, describe_pending, failed_dependency, resolve, top_level_refs
+from dnsse.frameworks.ray.runtime import RayRuntime, Worker
+
+CREATING, ALIVE, RESTARTING, DEAD = "creating", "alive", "restarting", "dead"
+
+
+class Actor:
+    def __init__(
+        self, runtime: RayRuntime, cls: type, args: tuple, kwargs: dict, options: dict[str, Any], caller: str
+    ) -> None:
+        from dnsse.frameworks.ray import options as opts
+
+        self.runtime = runtime
+        self.cls = cls
+        self.label = runtime.next_actor_label(cls.__name__)
+        self.object_name = f"actor:{self.label}"
+        self.args = args
+        self.kwargs = kwargs
+        self.is_async = any(
+            inspect.iscoroutinefunction(member) or inspect.isasyncgenfunction(member)
+            for _, member in inspect.getmembers(cls, inspect.isfunction)
+        )
+        default_concurrency = 1000 if self.is_async else 1
+        self.max_concurrency = int(options.get("max_concurrency") or default_concurrency)
+        self.threaded = not self.is_async and self.max_concurrency > 1
+        in_order = options.get("allow_out_of_order_execution")
+        self.ordered = not (self.is_async or self.threaded) and not in_order
+        self.max_restarts = opts.retries(options.get("max_restarts"))
+        self.max_task_retries = opts.retries(options.get("max_task_retries"))
+        self.name: tuple[str, str] | None = None
+        self.state = CREATING
+        self.instance: Any = None
+        self.death: RayActorError | None = None
+        self.restarts = 0
+        # Bumped by every crash and kill: a call begun in an older epoch is orphaned.
+        self.epoch = 0
+        self.running: list[Call] = []
+        self.queues: dict[str, collections.deque[Call]] = {}
+        self.loop_owner: object = None  # the coroutine driver holding an async actor's event loop
+        self._create(caller, restart=False)
+
+    # --------------------------------------------------------------- creation
+    def _create(self, caller: str, restart: bool) -> None:
+        execution = self.runtime.execution
+        label = f"{self.label}.__init__"
+        agent = ThreadAgent(execution, label, lambda: self._construct(agent, restart), daemon=True)
+        agent.handle = Worker(caller=self.label, label=label, actor=self)
+        dependencies = top_level_refs(self.args, self.kwargs)
+        agent.pending = Operation("actor.create", ((self.object_name, Access.SYNC),), label)
+        if dependencies:
+            agent.waiting = Wait(
+                lambda: all(ref.ready for ref in dependencies),
+                lambda: f"the arguments of {label}: {describe_pending(dependencies)}",
+            )
+
+    def _construct(self, agent: ThreadAgent, restart: bool) -> None:
+        from dnsse.frameworks.ray.results import task_error
+
+        execution = self.runtime.execution
+        epoch = self.epoch
+        failed = failed_dependency(self.args, self.kwargs)
+        try:
+            if failed is not None:
+                raise failed
+            args, kwargs = resolve(copy_value(self.args), copy_value(self.kwargs))
+            instance = self.cls(*args, **kwargs)
+        except Exception as error:  # noqa: BLE001 - a failed constructor kills the actor, as in Ray
+            cause = task_error(f"{self.cls.__qualname__}.__init__", error, execution.source_files)
+            self.die(f"the actor died because of an error raised in its creation task: {cause.summary()}")
+            return
+        if self.epoch != epoch or self.state == DEAD:
+            return  # killed while constructing
+        self.instance = instance
+        self.state = ALIVE
+        execution.emit(agent, "actor.restart" if restart else "actor.create", {"actor": self.label})
+
+    # ------------------------------------------------------------------- calls
+    def enqueue(self, call: Call) -> None:
+        self.queues.setdefault(call.caller, collections.deque()).append(call)
+
+    def may_start(self, call: Call) -> bool:
+        if self.state == DEAD:
+            return True  # to fail at once
+        if self.state != ALIVE or not all(ref.ready for ref in call.dependencies):
+            return False
+        if self.is_async:
+            return len(self.running) < self.max_concurrency and self.loop_owner is None
+        if self.threaded:
+            return len(self.running) < self.max_concurrency
+        if self.running:
+            return False
+        return not self.ordered or self.queues[call.caller][0] is call
+
+    def why_waiting(self, call: Call) -> str:
+        if self.state in (CREATING, RESTARTING):
+            return f"{self.label} to finish its constructor"
+        if not all(ref.ready for ref in call.dependencies):
+            return f"the arguments of {call.label}: {describe_pending(call.dependencies)}"
+        busy = ", ".join(c.label for c in self.running)
+        if self.is_async:
+            return f"the event loop of {self.label} (running {busy})"
+        if self.threaded:
+            return f"a free thread of {self.label} (max_concurrency={self.max_concurrency}; running {busy})"
+        if self.running:
+            return f"{self.label} to finish {busy} (a synchronous actor runs one call at a time)"
+        head = self.queues[call.caller][0]
+        return f"{head.label}, submitted earlier by the same caller, to run first"
+
+    def begin(self, call: Call) -> None:
+        self.running.append(call)
+        call.epoch = self.epoch
+
+    def end(self, call: Call) -> None:
+        if call in self.running:
+            self.running.remove(call)
+        if self.loop_owner is call:
+            self.loop_owner = None
+
+    def finish(self, call: Call) -> None:
+        """The call is over for good: later calls of its caller may go."""
+        self.end(call)
+        queue = self.queues.get(call.caller)
+        if queue and call in queue:
+            queue.remove(call)
+
+    # ----------------------------------------------------------- crash and kill
+    def crash(self) -> None:
+        """The actor's process died at a scheduling point inside a call."""
+        self._lose_process("its worker crashed (an injected fault: the actor declares max_restarts)", True)
+
+    def kill(self, no_restart: bool) -> None:
+        self._lose_process("it was killed by ray.kill", not no_restart)
+
+    def _lose_process(self, why: str, may_restart: bool) -> None:
+        if self.state == DEAD:
+            return
+        self.epoch += 1
+        self.instance = None
+        self.running.clear()
+        self.loop_owner = None
+        if may_restart and (self.max_restarts == -1 or self.restarts < self.max_restarts):
+            self.restarts += 1
+            self.state = RESTARTING
+            self.runtime.execution.emit(None, "actor.died", {"actor": self.label, "restarting": True})
+            self._create(self.label, restart=True)
+            return
+        self.die(f"the actor is dead because {why}")
+
+    def die(self, why: str) -> None:
+        self.epoch += 1
+        self.state = DEAD
+        self.instance = None
+        self.death = ActorDiedError(f"{self.label}: {why}")
+        if self.name is not None and self.runtime.named.get(self.name) is self:
+            del self.runtime.named[self.name]
+
+
+class Call:
+    """One method call of an actor: what is called, by whom, and its result refs."""
+
+    def __init__(
+        self, actor: Actor, method: str, number: int, args: tuple, kwargs: dict, refs: list[ObjectRef],
+        caller: str, retries: int,
+    ) -> None:
+        self.actor = actor
+        self.method = method
+        self.label = f"{actor.label}.{method}#{number}"
+        self.args = args
+        self.kwargs = kwargs
+        self.refs = refs
+        self.caller = caller
+        self.retries_left = retries
+        self.dependencies = top_level_refs(args, kwargs)
+        self.epoch = -1
+
+    def orphaned(self) -> bool:
+        """Its actor crashed or was killed since the call began."""
+        return self.epoch != -1 and self.epoch != self.actor.epoch
+
+    def lost_error(self) -> RayActorError:
+        actor = self.actor
+        if actor.state == DEAD and actor.death is not None:
+            return RayActorError(f"{self.label} failed: {actor.death}")
+        return RayActorError(f"{self.label} failed: the actor {actor.label} died while running it (it restarts)")
+
+
+def crash_of(actor: Actor) -> Any:
+    """The crash of a call's worker, where the actor declares restarts."""
+    if actor.max_restarts == 0:
+        return None
+    return actor.crash

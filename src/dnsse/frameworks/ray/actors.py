@@ -1,0 +1,127 @@
+"""``@ray.remote`` classes: creating actors, handles, and submitting method calls.
+
+Events: ``actor.create`` and ``actor.restart`` (``actor``) when a constructor
+finishes, ``actor.died`` when an actor loses its process, ``actor.crash``
+when a fault is injected, ``actor.call.submit`` (``actor``, ``method``,
+``ref``) when a call is submitted, ``actor.kill`` on ``ray.kill``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dnsse.engine.operation import Access, Operation
+from dnsse.frameworks.ray import options as opts
+from dnsse.frameworks.ray.actor_state import Actor, Call
+from dnsse.frameworks.ray.calls import start_call
+from dnsse.frameworks.ray.errors import ActorAlreadyExistsError
+from dnsse.frameworks.ray.refs import ObjectRef, copy_value
+from dnsse.frameworks.ray.runtime import controlled
+
+METHOD_OPTIONS_ATTRIBUTE = "__dnsse_ray_method_options__"
+
+
+class ActorClass:
+    """What ``@ray.remote`` makes of a class: ``Cls.remote(...)`` creates an actor."""
+
+    def __init__(self, cls: type, options: dict[str, Any]) -> None:
+        self._cls = cls
+        self._options = opts.checked(options, opts.ACTOR_OPTIONS, "an actor class")
+        self.__name__ = cls.__name__
+        self.__qualname__ = cls.__qualname__
+        self.__doc__ = cls.__doc__
+        self.__module__ = cls.__module__
+
+    def options(self, **options: Any) -> ActorClass:
+        return ActorClass(self._cls, {**self._options, **options})
+
+    def remote(self, *args: Any, **kwargs: Any) -> ActorHandle:
+        agent, runtime = controlled(f"{self.__name__}.remote()")
+        options = self._options
+        runtime.checkpoint(agent)
+        key = None
+        if options.get("name"):
+            key = (str(options.get("namespace") or ""), str(options["name"]))
+            existing = runtime.named.get(key)
+            if existing is not None:
+                if options.get("get_if_exists"):
+                    return ActorHandle(existing)
+                raise ActorAlreadyExistsError(
+                    f"The name {key[1]} (namespace={key[0] or None}) is already taken; "
+                    "pick another name, or pass get_if_exists=True to get the existing actor"
+                )
+        runtime.execution.yield_point(agent, Operation("actor.submit", (), f"{self.__name__}.remote()"))
+        actor = Actor(runtime, self._cls, copy_value(args), copy_value(kwargs), options, runtime.worker_of(agent).caller)
+        if key is not None:
+            actor.name = key
+            runtime.named[key] = actor
+        return ActorHandle(actor)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError(
+            f"Actors cannot be instantiated directly. Instead of '{self.__name__}()', use '{self.__name__}.remote()'."
+        )
+
+    def __repr__(self) -> str:
+        return f"<actor class {self.__qualname__}>"
+
+
+class ActorHandle:
+    """A handle to an actor: ``handle.method.remote(...)`` submits a call."""
+
+    def __init__(self, actor: Actor) -> None:
+        self._actor = actor
+
+    def __getattr__(self, name: str) -> ActorMethod:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        member = getattr(self._actor.cls, name, None)
+        if not callable(member):
+            raise AttributeError(f"'ActorHandle' object has no attribute '{name}' ({self._actor.label} has no such method)")
+        return ActorMethod(self._actor, name, dict(getattr(member, METHOD_OPTIONS_ATTRIBUTE, {})))
+
+    def __repr__(self) -> str:
+        return f"Actor({self._actor.cls.__name__}, {self._actor.label})"
+
+    def __copy__(self) -> ActorHandle:
+        return self
+
+    def __deepcopy__(self, memo: dict) -> ActorHandle:
+        return self
+
+
+class ActorMethod:
+    def __init__(self, actor: Actor, name: str, options: dict[str, Any]) -> None:
+        self._actor = actor
+        self._name = name
+        self._options = opts.checked(options, opts.METHOD_OPTIONS, f"the actor method {name}")
+
+    def options(self, **options: Any) -> ActorMethod:
+        return ActorMethod(self._actor, self._name, {**self._options, **options})
+
+    def remote(self, *args: Any, **kwargs: Any) -> Any:
+        actor = self._actor
+        agent, runtime = controlled(f"{actor.label}.{self._name}.remote()")
+        count = opts.num_returns(self._options.get("num_returns"))
+        retries = opts.retries(self._options.get("max_task_retries"), actor.max_task_retries)
+        runtime.checkpoint(agent)
+        number = runtime.next_work_number()
+        label = f"{actor.label}.{self._name}#{number}"
+        args, kwargs = copy_value(args), copy_value(kwargs)
+        refs = [ObjectRef(runtime.next_ref_number(), label) for _ in range(count)]
+        runtime.execution.yield_point(agent, Operation("actor.submit", ((actor.object_name, Access.SYNC),), label))
+        call = Call(actor, self._name, number, args, kwargs, refs, runtime.worker_of(agent).caller, retries)
+        actor.enqueue(call)
+        start_call(runtime, call)
+        runtime.execution.emit(agent, "actor.call.submit", {
+            "actor": actor.label, "method": self._name, "ref": refs[0].number if refs else None,
+        })
+        if self._options.get("num_returns") is None:
+            return refs[0]
+        return refs
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError(
+            f"Actor methods cannot be called directly. Instead of running 'object.{self._name}()', "
+            f"try 'object.{self._name}.remote()'."
+        )

@@ -1,0 +1,200 @@
+"""The controlled ``ray`` module that a target's ``import ray`` gets under dnsse.
+
+Supported: ``init``, ``shutdown``, ``is_initialized``, ``remote`` (functions
+and classes, with options, and ``.options()``), ``method``, ``get`` (one ref
+or a list, with ``timeout``), ``wait`` (``num_returns``, ``timeout``),
+``put``, ``kill``, ``get_actor``, ``ObjectRef``, ``ray.exceptions``,
+``ray.util.ActorPool``. ``get``, ``wait``, ``put``, submissions and
+``kill`` are scheduling points. Time is virtual: a timeout expires only
+when nothing else can run.
+
+Events: ``ray.get`` (``ref``: the first ref's number, ``refs``: how many)
+when ``get`` returns, ``ray.put`` (``ref``), ``ray.wait`` (``ready``: how
+many), ``actor.kill`` (``actor``); see :mod:`.tasks` and :mod:`.actors`
+for the events of tasks and actor calls.
+
+Not modeled: resources (``num_cpus``... are accepted and ignored), placement
+groups, streaming generators, ``ray.cancel``, runtime contexts, and separate
+module globals per worker (tasks run in the driver's copy of the module).
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any, Callable
+
+from dnsse.engine.operation import Access, Operation
+from dnsse.frameworks.ray import errors as exceptions
+from dnsse.frameworks.ray import util
+from dnsse.frameworks.ray.actors import METHOD_OPTIONS_ATTRIBUTE, ActorClass, ActorHandle
+from dnsse.frameworks.ray.errors import GetTimeoutError
+from dnsse.frameworks.ray.refs import ObjectRef, copy_value, describe_pending
+from dnsse.frameworks.ray.runtime import controlled, current_runtime
+from dnsse.frameworks.ray.tasks import RemoteFunction
+from dnsse.frameworks.threads.primitive import block_until
+
+__all__ = [
+    "ObjectRef", "exceptions", "util", "init", "shutdown", "is_initialized", "remote", "method",
+    "get", "wait", "put", "kill", "get_actor",
+]
+
+class _InitInfo(dict):
+    """What ``ray.init()`` returns; usable as a context manager that shuts down."""
+
+    def __enter__(self) -> _InitInfo:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        shutdown()
+
+
+def init(*args: Any, ignore_reinit_error: bool = False, **kwargs: Any) -> _InitInfo:
+    runtime = current_runtime()
+    if runtime is not None:
+        if runtime.initialized and not ignore_reinit_error:
+            raise RuntimeError(
+                "Maybe you called ray.init twice by accident? This error can be suppressed by passing in "
+                "'ignore_reinit_error=True' or by calling 'ray.shutdown()' prior to 'ray.init()'."
+            )
+        runtime.initialized = True
+    return _InitInfo(address="dnsse-controlled", dashboard_url=None)
+
+
+def shutdown(*args: Any, **kwargs: Any) -> None:
+    runtime = current_runtime()
+    if runtime is not None:
+        runtime.initialized = False
+
+
+def is_initialized() -> bool:
+    runtime = current_runtime()
+    return runtime is not None and runtime.initialized
+
+
+def remote(*args: Any, **options: Any) -> Any:
+    """``@ray.remote``, ``@ray.remote(num_returns=2, ...)`` or ``ray.remote(f)``."""
+    if len(args) == 1 and not options and callable(args[0]):
+        return _make_remote(args[0], {})
+    if args:
+        raise TypeError("The @ray.remote decorator must be applied either with no arguments and no parentheses, "
+                        "or with keyword arguments only, for example '@ray.remote(num_returns=2)'.")
+    return lambda target: _make_remote(target, options)
+
+
+def _make_remote(target: Any, options: dict[str, Any]) -> Any:
+    if inspect.isclass(target):
+        return ActorClass(target, options)
+    if callable(target):
+        return RemoteFunction(target, options)
+    raise TypeError("The @ray.remote decorator must be applied to either a function or a class.")
+
+
+def method(*args: Any, **options: Any) -> Callable[[Callable], Callable]:
+    """``@ray.method(num_returns=2)`` on an actor method: that method's default options."""
+    if args:
+        raise TypeError("@ray.method takes keyword arguments only, for example '@ray.method(num_returns=2)'.")
+
+    def decorate(function: Callable) -> Callable:
+        setattr(function, METHOD_OPTIONS_ATTRIBUTE, dict(options))
+        return function
+
+    return decorate
+
+
+def _as_ref_list(object_refs: Any, api: str) -> tuple[list[ObjectRef], bool]:
+    if isinstance(object_refs, ObjectRef):
+        return [object_refs], True
+    if isinstance(object_refs, (list, tuple)) and all(isinstance(ref, ObjectRef) for ref in object_refs):
+        return list(object_refs), False
+    raise ValueError(
+        f"'object_refs' must either be an ObjectRef or a list of ObjectRefs (ray.{api} was given "
+        f"{type(object_refs).__name__})."
+    )
+
+
+def get(object_refs: Any, *, timeout: float | None = None) -> Any:
+    agent, runtime = controlled("ray.get")
+    refs, single = _as_ref_list(object_refs, "get")
+    runtime.checkpoint(agent)
+    operation = Operation("ray.get", tuple((ref.object_name, Access.READ) for ref in refs),
+                          ", ".join(ref.label() for ref in refs))
+    if not _wait_until(agent, operation, lambda: all(ref.ready for ref in refs),
+                       lambda: f"ray.get of {describe_pending(refs)}", timeout):
+        raise GetTimeoutError(f"Get timed out: some object(s) not ready after {timeout:g}s: {describe_pending(refs)}")
+    runtime.checkpoint(agent)
+    runtime.execution.emit(agent, "ray.get", {"ref": refs[0].number if refs else None, "refs": len(refs)})
+    values = [ref.fetch() for ref in refs]
+    return values[0] if single else values
+
+
+def wait(
+    object_refs: list[ObjectRef], *, num_returns: int = 1, timeout: float | None = None, fetch_local: bool = True
+) -> tuple[list[ObjectRef], list[ObjectRef]]:
+    agent, runtime = controlled("ray.wait")
+    if isinstance(object_refs, ObjectRef) or not isinstance(object_refs, (list, tuple)):
+        raise TypeError(f"wait() expected a list of ray.ObjectRef, got {type(object_refs).__name__}")
+    refs, _ = _as_ref_list(list(object_refs), "wait")
+    if len(set(map(id, refs))) != len(refs):
+        raise ValueError("Wait requires a list of unique ray_waitables.")
+    if not 0 <= num_returns <= len(refs):
+        raise ValueError(f"Invalid number of objects to return {num_returns} (given {len(refs)} refs).")
+    runtime.checkpoint(agent)
+    operation = Operation("ray.wait", tuple((ref.object_name, Access.READ) for ref in refs), f"{len(refs)} refs")
+    _wait_until(agent, operation, lambda: sum(ref.ready for ref in refs) >= num_returns,
+                lambda: f"ray.wait for {num_returns} of {describe_pending(refs)}", timeout)
+    runtime.checkpoint(agent)
+    ready = [ref for ref in refs if ref.ready][:num_returns]
+    chosen = set(map(id, ready))
+    runtime.execution.emit(agent, "ray.wait", {"ready": len(ready)})
+    return ready, [ref for ref in refs if id(ref) not in chosen]
+
+
+def _wait_until(agent: Any, operation: Operation, ready: Callable[[], bool], describe: Callable[[], str],
+                timeout: float | None) -> bool:
+    if timeout is not None and timeout <= 0:
+        agent.execution.yield_point(agent, operation)
+        return ready()
+    return block_until(agent, operation, ready, describe, timeout)
+
+
+def put(value: Any, **kwargs: Any) -> ObjectRef:
+    agent, runtime = controlled("ray.put")
+    if isinstance(value, ObjectRef):
+        raise TypeError("Calling 'put' on an ray.ObjectRef is not allowed. If you really want to do this, "
+                        "you can wrap the ray.ObjectRef in a list and call 'put' on it.")
+    runtime.checkpoint(agent)
+    ref = ObjectRef(runtime.next_ref_number(), "ray.put")
+    stored = copy_value(value)
+    runtime.execution.yield_point(agent, Operation("ray.put", ((ref.object_name, Access.WRITE),), ref.label()))
+    ref.fill(stored)
+    runtime.execution.emit(agent, "ray.put", {"ref": ref.number})
+    return ref
+
+
+def kill(actor: ActorHandle, *, no_restart: bool = True) -> None:
+    if not isinstance(actor, ActorHandle):
+        raise ValueError(f"ray.kill() only supported for actors. For tasks, try ray.cancel(). Got: {actor!r}.")
+    agent, runtime = controlled("ray.kill")
+    state = actor._actor
+    runtime.execution.yield_point(agent, Operation("ray.kill", ((state.object_name, Access.SYNC),), state.label))
+    state.kill(no_restart)
+    runtime.execution.emit(agent, "actor.kill", {"actor": state.label})
+
+
+def get_actor(name: str, namespace: str | None = None) -> ActorHandle:
+    agent, runtime = controlled("ray.get_actor")
+    runtime.execution.yield_point(agent, Operation("ray.get_actor", (("actors", Access.READ),), name))
+    actor = runtime.named.get((namespace or "", name))
+    if actor is None:
+        raise ValueError(
+            f"Failed to look up actor with name '{name}'. It was not created with that name "
+            "(ray.remote(...).options(name=...)), it died, or it lives in another namespace."
+        )
+    return ActorHandle(actor)
+
+
+def __getattr__(name: str) -> Any:
+    raise AttributeError(
+        f"module 'ray' under dnsse has no attribute {name!r}: dnsse's controlled Ray provides "
+        f"{', '.join(__all__)}; use those, or run the program without dnsse"
+    )

@@ -1,0 +1,105 @@
+"""Running one actor call in its agent: start rule, attempts, retries, the result.
+
+Events: ``actor.call.start`` and ``actor.call.end`` with ``actor`` and
+``method``; ``actor.call.retry`` when a call runs again after a crash.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+from dnsse.engine.agent import ThreadAgent, Wait
+from dnsse.engine.operation import Access, Operation
+from dnsse.frameworks.ray.actor_state import DEAD, Actor, Call, crash_of
+from dnsse.frameworks.ray.coroutines import drive
+from dnsse.frameworks.ray.refs import copy_value, failed_dependency, resolve
+from dnsse.frameworks.ray.results import store_error, store_value, task_error
+from dnsse.frameworks.ray.runtime import RayRuntime, Worker, WorkerCrash
+from dnsse.frameworks.threads.shared_state import traced
+
+_LOST = object()
+
+
+def start_call(runtime: RayRuntime, call: Call) -> ThreadAgent:
+    """Create the agent of ``call``; it waits until its actor lets it start."""
+    actor = call.actor
+    agent = ThreadAgent(runtime.execution, call.label, lambda: _run(runtime, agent, call), daemon=True)
+    agent.handle = Worker(caller=actor.label, label=call.label, actor=actor, call=call, crash=crash_of(actor))
+    agent.pending = _start_operation(call)
+    agent.waiting = Wait(lambda: actor.may_start(call), lambda: actor.why_waiting(call))
+    return agent
+
+
+def _start_operation(call: Call) -> Operation:
+    reads = tuple((ref.object_name, Access.READ) for ref in call.dependencies)
+    return Operation("actor.call", ((call.actor.object_name, Access.SYNC), *reads), call.label)
+
+
+def _run(runtime: RayRuntime, agent: ThreadAgent, call: Call) -> None:
+    actor = call.actor
+    execution = runtime.execution
+    fields = {"actor": actor.label, "method": call.method}
+    while True:
+        if actor.state == DEAD:
+            store_error(call.refs, call.lost_error())
+            actor.finish(call)
+            return
+        failed = failed_dependency(call.args, call.kwargs)
+        if failed is not None:
+            store_error(call.refs, failed)
+            actor.finish(call)
+            return
+        actor.begin(call)
+        if actor.is_async:
+            actor.loop_owner = call
+        execution.emit(agent, "actor.call.start", fields)
+        outcome = _attempt(runtime, agent, call)
+        if outcome is _LOST:
+            actor.end(call)
+            if actor.state != DEAD and call.retries_left != 0:
+                if call.retries_left > 0:
+                    call.retries_left -= 1
+                execution.emit(agent, "actor.call.retry", fields)
+                execution.block(agent, Wait(lambda: actor.may_start(call), lambda: actor.why_waiting(call)),
+                                _start_operation(call))
+                continue
+            store_error(call.refs, call.lost_error())
+        actor.finish(call)
+        execution.emit(agent, "actor.call.end", fields)
+        return
+
+
+def _attempt(runtime: RayRuntime, agent: ThreadAgent, call: Call) -> object:
+    """Run the method once; store its result, or return ``_LOST`` when the actor died under it."""
+    actor = call.actor
+    execution = runtime.execution
+    try:
+        runtime.checkpoint(agent)
+        args, kwargs = resolve(copy_value(call.args), copy_value(call.kwargs))
+        method = getattr(actor.instance, call.method)
+        value = _invoke(runtime, agent, actor, method, args, kwargs)
+        if inspect.iscoroutine(value):
+            value = drive(agent, runtime, call, value)
+        runtime.checkpoint(agent)
+    except WorkerCrash:
+        return _LOST
+    except Exception as error:  # noqa: BLE001 - a method's error goes to whoever gets its result
+        if call.orphaned():
+            return _LOST
+        store_error(call.refs, task_error(f"{actor.cls.__qualname__}.{call.method}", error, execution.source_files))
+        return None
+    writes = tuple((ref.object_name, Access.WRITE) for ref in call.refs)
+    execution.yield_point(agent, Operation("actor.call.end", writes, call.label))
+    if call.orphaned():
+        return _LOST
+    store_value(call.refs, value, f"{actor.cls.__qualname__}.{call.method}")
+    return None
+
+
+def _invoke(runtime: RayRuntime, agent: ThreadAgent, actor: Actor, method: Any, args: tuple, kwargs: dict) -> Any:
+    if actor.threaded:
+        # Concurrent calls share the instance: their reads and writes of it are scheduling points.
+        with traced(agent, runtime.plan):
+            return method(*args, **kwargs)
+    return method(*args, **kwargs)

@@ -1,0 +1,117 @@
+"""The ray framework: ``FUNC(**inputs)`` is the driver of a Ray program, under control.
+
+The driver is an agent that runs a fresh copy of the target module, whose
+``import ray`` gets the controlled runtime (:mod:`.api`); tasks, actor
+constructors and actor calls are agents of their own, started as Ray would
+start them (:mod:`.tasks`, :mod:`.actor_state`). ``faults=False`` (the
+command line's ``--faults off``) never injects crashes.
+
+An exception that escapes the driver is a bug; when it is a task's error
+re-raised by ``ray.get``, the report carries both tracebacks, the driver's
+and the task's.
+"""
+
+from __future__ import annotations
+
+import inspect
+import traceback
+import types
+from typing import ContextManager
+
+from dnsse.engine.agent import ThreadAgent
+from dnsse.engine.bugs import Bug, BugKind
+from dnsse.engine.execution import Execution, ExecutionAborted
+from dnsse.engine.target import InputParameter, LoadedTarget, input_parameters
+from dnsse.errors import BadInput
+from dnsse.frameworks.ray.deadlock import explain_deadlock
+from dnsse.frameworks.ray.errors import RayTaskError
+from dnsse.frameworks.ray.modules import controlled_ray
+from dnsse.frameworks.ray.runtime import RayRuntime, install_runtime
+from dnsse.frameworks.threads.shared_state import SharedStatePlan
+
+
+class RayFramework:
+    name = "ray"
+
+    def __init__(self, faults: bool = True) -> None:
+        self.faults = faults
+        # By the id of the module's code; the code object is kept alongside so
+        # that the id cannot be reused by another target's code.
+        self._plans: dict[int, tuple[types.CodeType, SharedStatePlan]] = {}
+
+    def activate(self) -> ContextManager[None]:
+        return controlled_ray()
+
+    def inputs(self, target: LoadedTarget) -> list[InputParameter]:
+        try:
+            module = target.instantiate()
+        except Exception as error:  # noqa: BLE001 - any import failure is bad input
+            raise BadInput(
+                f"importing {target.spec.path} raised {type(error).__name__}: {error}; "
+                "fix the module so that it imports cleanly"
+            ) from None
+        try:
+            function = target.entry_point(module)
+            _check_signature(target, function)
+            return input_parameters(function)
+        finally:
+            target.release(module)
+
+    def start(self, execution: Execution, target: LoadedTarget, inputs: dict[str, object]) -> None:
+        runtime = RayRuntime(execution, self.faults, self._plan(target))
+        install_runtime(runtime)
+        execution.deadlock_explainers.append(lambda blocked: explain_deadlock(execution, blocked))
+
+        def body() -> None:
+            module = target.instantiate()
+            try:
+                target.entry_point(module)(**inputs)
+            except RayTaskError as error:
+                # Ray's own report: where the driver got it, and where the task raised it.
+                execution.fail(Bug(
+                    BugKind.EXCEPTION,
+                    f"{type(error).__name__}: {error.summary()}",
+                    details=[
+                        _driver_traceback(error, execution.source_files),
+                        f"raised in ray::{error.function_name}():\n{error.traceback_str}",
+                    ],
+                    agent=driver.name,
+                ))
+                raise ExecutionAborted() from None
+            finally:
+                target.release(module)
+
+        driver = ThreadAgent(execution, "driver", body)
+        driver.handle = runtime.driver
+
+    def finish(self, execution: Execution) -> Bug | None:
+        return None
+
+    def _plan(self, target: LoadedTarget) -> SharedStatePlan:
+        entry = self._plans.get(id(target.code))
+        if entry is None:
+            entry = (target.code, SharedStatePlan(target.code))
+            self._plans[id(target.code)] = entry
+        return entry[1]
+
+
+def _check_signature(target: LoadedTarget, function: types.FunctionType) -> None:
+    required = [
+        p.name
+        for p in inspect.signature(function).parameters.values()
+        if p.default is inspect.Parameter.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+    ]
+    if required:
+        raise BadInput(
+            f"{target.spec} is the driver of a Ray program and is called with no positional arguments, "
+            f"but it requires {', '.join(required)}; give them defaults (inputs are keyword parameters with defaults)"
+        )
+
+
+def _driver_traceback(error: RayTaskError, source_files: frozenset[str]) -> str:
+    """Where the driver got a task's error, from the program's first frame, ending in one line."""
+    frames = traceback.extract_tb(error.__traceback__)
+    mine = [i for i, frame in enumerate(frames) if frame.filename in source_files] or [0, len(frames) - 1]
+    # The frames inside the controlled ray.get say nothing to the user.
+    listing = "".join(traceback.format_list(frames[mine[0] : mine[-1] + 1]))
+    return f"Traceback (most recent call last):\n{listing}{type(error).__name__}: {error.summary()}"

@@ -1,0 +1,122 @@
+"""ObjectRefs and the object store of one execution.
+
+A ref is filled once, by a ``put`` or when its task ends, always at a
+scheduling point. Values are copied into the store and out of it again, as
+Ray serializes them: a task that mutates its argument, or a driver that
+mutates what ``get`` returned, changes nobody else's copy. Refs and actor
+handles inside values are passed as they are (they are names, not data).
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, Generator
+
+from dnsse.engine.operation import Access, Operation
+from dnsse.frameworks.ray.errors import RayTaskError
+
+_PENDING, _VALUE, _ERROR = 0, 1, 2
+
+
+class ObjectRef:
+    """A future value of the object store: ``ray.get(ref)``, ``await ref``, or a task argument."""
+
+    __slots__ = ("number", "source", "_state", "_value", "__weakref__")
+
+    def __init__(self, number: int, source: str) -> None:
+        self.number = number
+        # What fills it, for people: "Counter#1.add#4", "f#2", "ray.put".
+        self.source = source
+        self._state = _PENDING
+        self._value: Any = None
+
+    @property
+    def ready(self) -> bool:
+        return self._state != _PENDING
+
+    @property
+    def object_name(self) -> str:
+        """The name of this ref in operations: what a step touches."""
+        return f"ref:{self.number}"
+
+    def label(self) -> str:
+        return f"ObjectRef#{self.number} ({self.source})"
+
+    def hex(self) -> str:
+        return f"{self.number:056x}"
+
+    def fill(self, value: Any) -> None:
+        self._value = copy_value(value)
+        self._state = _VALUE
+
+    def fail(self, error: BaseException) -> None:
+        self._value = error
+        self._state = _ERROR
+
+    def error(self) -> BaseException | None:
+        return self._value if self._state == _ERROR else None
+
+    def fetch(self) -> Any:
+        """The value as ``get`` returns it: a fresh copy, or the stored error raised."""
+        if self._state == _ERROR:
+            error = self._value
+            raise error.as_instanceof_cause() if isinstance(error, RayTaskError) else error
+        return copy_value(self._value)
+
+    def __await__(self) -> Generator[Any, None, Any]:
+        from dnsse.frameworks.ray.coroutines import Suspend
+
+        yield Suspend(lambda: self.ready, lambda: f"{self.label()} to be ready", self.read_operation("await"))
+        return self.fetch()
+
+    def read_operation(self, kind: str) -> Operation:
+        return Operation(kind, ((self.object_name, Access.READ),), self.label())
+
+    def __repr__(self) -> str:
+        return f"ObjectRef({self.hex()})"
+
+    def __copy__(self) -> ObjectRef:
+        return self
+
+    def __deepcopy__(self, memo: dict) -> ObjectRef:
+        return self
+
+    def __reduce__(self) -> tuple:
+        raise TypeError("an ObjectRef of a dnsse execution cannot be pickled; pass it to tasks and actors instead")
+
+
+def copy_value(value: Any) -> Any:
+    """A copy as serialization would make it; a value Ray could not send fails the same way."""
+    try:
+        return copy.deepcopy(value)
+    except Exception as error:  # noqa: BLE001 - any failure to copy is a failure to serialize
+        raise TypeError(
+            f"Could not serialize {type(value).__name__} for Ray: {error}. Ray copies arguments, "
+            "return values and put values between processes; pass data, not locks or open resources"
+        ) from error
+
+
+def top_level_refs(args: tuple, kwargs: dict) -> list[ObjectRef]:
+    """Refs passed directly as arguments: Ray waits for them and passes their values."""
+    return [value for value in (*args, *kwargs.values()) if isinstance(value, ObjectRef)]
+
+
+def resolve(args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+    """Replace top-level refs by their values; a failed dependency raises its error."""
+    resolved = tuple(value.fetch() if isinstance(value, ObjectRef) else value for value in args)
+    resolved_kwargs = {k: v.fetch() if isinstance(v, ObjectRef) else v for k, v in kwargs.items()}
+    return resolved, resolved_kwargs
+
+
+def failed_dependency(args: tuple, kwargs: dict) -> BaseException | None:
+    """The error of the first failed argument ref: a task with one fails with it, unrun."""
+    for ref in top_level_refs(args, kwargs):
+        error = ref.error()
+        if error is not None:
+            return error
+    return None
+
+
+def describe_pending(refs: list[ObjectRef]) -> str:
+    pending = [ref.label() for ref in refs if not ref.ready]
+    return ", ".join(pending) if pending else "nothing"

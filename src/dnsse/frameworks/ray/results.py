@@ -1,0 +1,40 @@
+"""Putting what a task or call produced into its refs: values, errors, several returns."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dnsse.engine.execution import format_user_traceback
+from dnsse.frameworks.ray.errors import RayTaskError
+from dnsse.frameworks.ray.refs import ObjectRef
+
+
+def store_value(refs: list[ObjectRef], value: Any, what: str) -> None:
+    if len(refs) == 1:
+        refs[0].fill(value)
+        return
+    if len(refs) == 0:
+        return
+    if not isinstance(value, (tuple, list)) or len(value) != len(refs):
+        error = ValueError(
+            f"{what} declares num_returns={len(refs)} but returned {type(value).__name__} "
+            f"{'of length ' + str(len(value)) if isinstance(value, (tuple, list)) else ''}".rstrip()
+        )
+        store_error(refs, RayTaskError(what, f"ValueError: {error}", error))
+        return
+    for ref, item in zip(refs, value):
+        ref.fill(item)
+
+
+def store_error(refs: list[ObjectRef], error: BaseException) -> None:
+    for ref in refs:
+        ref.fail(error)
+
+
+def task_error(what: str, cause: BaseException, source_files: frozenset[str]) -> RayTaskError:
+    """The error stored for an application exception: the cause and its traceback in the worker."""
+    if isinstance(cause, RayTaskError):
+        # A nested task's error re-raised here keeps its first cause, as in Ray.
+        here = format_user_traceback(cause, source_files)
+        return RayTaskError(what, f"{here}\n\nraised in ray::{cause.function_name}():\n{cause.traceback_str}", cause.cause)
+    return RayTaskError(what, format_user_traceback(cause, source_files), cause)

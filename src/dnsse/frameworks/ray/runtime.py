@@ -1,0 +1,138 @@
+"""What the controlled Ray remembers about one execution, and who each agent works for.
+
+Every agent that runs Ray code carries a :class:`Worker` as its handle: the
+driver, a task, or a call of an actor. The worker says who the *caller* is
+when the agent submits actor calls (Ray orders a synchronous actor's calls per
+caller) and whether a fault may strike it (only where the program declared
+``max_restarts`` or ``max_retries``). Agents that are not Ray workers (threads
+the program starts) count as the driver.
+
+Faults are bounded: at most :data:`MAX_FAULTS` crashes per execution, each
+one a ``fault`` choice in the choice sequence, so the search space stays
+small and a replay crashes at the same point.
+"""
+
+from __future__ import annotations
+
+import itertools
+import weakref
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Callable
+
+from dnsse.engine.agent import ThreadAgent
+from dnsse.engine.choices import ChoiceKind
+from dnsse.engine.execution import Execution, current_agent
+
+if TYPE_CHECKING:
+    from dnsse.frameworks.ray.actors import Actor, Call
+    from dnsse.frameworks.ray.refs import ObjectRef
+    from dnsse.frameworks.threads.shared_state import SharedStatePlan
+
+MAX_FAULTS = 1
+
+
+class WorkerCrash(BaseException):
+    """Unwinds the body of a task or actor method whose worker died.
+
+    A ``BaseException`` so that the program's ``except Exception`` does not
+    swallow the crash, just as it cannot catch a real process dying.
+    """
+
+
+@dataclass
+class Worker:
+    """What an agent runs: ``caller`` orders its actor calls, ``crash`` kills it."""
+
+    caller: str
+    label: str
+    actor: Actor | None = None
+    call: Call | None = None
+    # Called at a fault point that injects a crash; None: no fault may strike here.
+    crash: Callable[[], None] | None = None
+
+
+@dataclass
+class RayRuntime:
+    execution: Execution
+    faults: bool
+    plan: SharedStatePlan | None = None
+    initialized: bool = False
+    faults_left: int = 0
+    named: dict[tuple[str, str], Actor] = field(default_factory=dict)
+    driver: Worker = field(default_factory=lambda: Worker("driver", "driver"))
+
+    def __post_init__(self) -> None:
+        self.faults_left = MAX_FAULTS if self.faults else 0
+        self._refs = itertools.count(1)
+        self._work = itertools.count(1)
+        self._actors: dict[str, itertools.count] = {}
+
+    def next_ref_number(self) -> int:
+        return next(self._refs)
+
+    def next_work_number(self) -> int:
+        """Numbers tasks and actor calls in submission order: ``f#3``, ``Counter#1.add#4``."""
+        return next(self._work)
+
+    def next_actor_label(self, class_name: str) -> str:
+        counter = self._actors.setdefault(class_name, itertools.count(1))
+        return f"{class_name}#{next(counter)}"
+
+    def worker_of(self, agent: ThreadAgent) -> Worker:
+        handle = agent.handle
+        return handle if isinstance(handle, Worker) else self.driver
+
+    def checkpoint(self, agent: ThreadAgent) -> None:
+        """A point inside Ray code where the worker may die.
+
+        An orphaned call (its actor crashed or was killed meanwhile) unwinds
+        here; otherwise, where a fault is declared and the budget allows, the
+        chooser decides whether the worker crashes now.
+        """
+        worker = self.worker_of(agent)
+        if worker.call is not None and worker.call.orphaned():
+            raise WorkerCrash()
+        if worker.crash is None or self.faults_left <= 0:
+            return
+        if self.execution.choose_value(ChoiceKind.FAULT, 2) == 1:
+            self.faults_left -= 1
+            self.execution.emit(agent, "actor.crash" if worker.actor is not None else "task.crash", {"worker": worker.label})
+            worker.crash()
+            raise WorkerCrash()
+
+
+_runtimes: weakref.WeakKeyDictionary[Execution, RayRuntime] = weakref.WeakKeyDictionary()
+
+
+def install_runtime(runtime: RayRuntime) -> None:
+    _runtimes[runtime.execution] = runtime
+
+
+def controlled(api: str) -> tuple[ThreadAgent, RayRuntime]:
+    """The calling agent and its execution's runtime; a clear error outside a controlled run."""
+    agent = current_agent()
+    runtime = _runtimes.get(agent.execution) if agent is not None else None
+    if agent is None or runtime is None:
+        raise RuntimeError(
+            f"{api} was called outside a dnsse execution of a Ray program; under dnsse, Ray calls run "
+            "inside the driver function (FILE.py:FUNC) and the tasks and actors it starts, "
+            "not at the top level of the module"
+        )
+    return agent, runtime
+
+
+def current_runtime() -> RayRuntime | None:
+    agent = current_agent()
+    return _runtimes.get(agent.execution) if agent is not None else None
+
+
+def current_worker() -> Worker | None:
+    agent = current_agent()
+    if agent is None:
+        return None
+    runtime = _runtimes.get(agent.execution)
+    return runtime.worker_of(agent) if runtime is not None else None
+
+
+def ready_refs(refs: list[ObjectRef]) -> Callable[[], bool]:
+    return lambda: all(ref.ready for ref in refs)

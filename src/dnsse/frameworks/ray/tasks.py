@@ -1,0 +1,136 @@
+"""Remote functions: ``f.remote(...)`` runs ``f`` as a task, in an agent of its own.
+
+A task agent starts only when the refs passed directly as its arguments are
+ready (refs nested in containers are passed as refs, as in Ray). A task whose
+dependency failed fails with that error, unrun. With ``max_retries`` declared
+(Ray's default of 3 counts only when written out, so that undeclared faults
+never appear), the worker may crash at any Ray call inside the task and when
+it returns; the task then runs again from the start: at-least-once, with the
+side effects of the lost attempt kept. ``retry_exceptions`` retries
+application errors too.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from dnsse.engine.agent import ThreadAgent, Wait
+from dnsse.engine.operation import Access, Operation
+from dnsse.frameworks.ray import options as opts
+from dnsse.frameworks.ray.errors import WorkerCrashedError
+from dnsse.frameworks.ray.refs import ObjectRef, copy_value, describe_pending, failed_dependency, resolve, top_level_refs
+from dnsse.frameworks.ray.results import store_error, store_value, task_error
+from dnsse.frameworks.ray.runtime import RayRuntime, Worker, WorkerCrash, controlled, ready_refs
+
+
+class RemoteFunction:
+    """What ``@ray.remote`` makes of a function."""
+
+    def __init__(self, function: Callable[..., Any], options: dict[str, Any]) -> None:
+        self._function = function
+        self._options = opts.checked(options, opts.TASK_OPTIONS, "a remote function")
+        self.__name__ = getattr(function, "__name__", "task")
+        self.__qualname__ = getattr(function, "__qualname__", self.__name__)
+        self.__doc__ = getattr(function, "__doc__", None)
+        self.__wrapped__ = function
+
+    def options(self, **options: Any) -> RemoteFunction:
+        return RemoteFunction(self._function, {**self._options, **options})
+
+    def remote(self, *args: Any, **kwargs: Any) -> Any:
+        agent, runtime = controlled(f"{self.__name__}.remote()")
+        count = opts.num_returns(self._options.get("num_returns"))
+        runtime.checkpoint(agent)
+        number = runtime.next_work_number()
+        label = f"{self.__name__}#{number}"
+        args, kwargs = copy_value(args), copy_value(kwargs)
+        refs = [ObjectRef(runtime.next_ref_number(), label) for _ in range(count)]
+        runtime.execution.yield_point(agent, Operation("ray.submit", (), label))
+        _TaskRun(runtime, self, label, args, kwargs, refs)
+        runtime.execution.emit(agent, "task.submit", {"task": self.__name__, "ref": refs[0].number if refs else None})
+        if self._options.get("num_returns") is None:
+            return refs[0]
+        return refs
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError(
+            f"Remote functions cannot be called directly. Instead of running '{self.__name__}()', "
+            f"try '{self.__name__}.remote()'."
+        )
+
+    def __repr__(self) -> str:
+        return f"<remote function {self.__qualname__}>"
+
+
+class _TaskRun:
+    """One submitted task: its agent, its attempts, its result."""
+
+    def __init__(
+        self, runtime: RayRuntime, remote: RemoteFunction, label: str, args: tuple, kwargs: dict, refs: list[ObjectRef]
+    ) -> None:
+        self.runtime = runtime
+        self.remote = remote
+        self.label = label
+        self.args = args
+        self.kwargs = kwargs
+        self.refs = refs
+        options = remote._options
+        self.retries_left = opts.retries(options.get("max_retries"))
+        self.retry_exceptions = options.get("retry_exceptions", False)
+        execution = runtime.execution
+        agent = ThreadAgent(execution, label, self._body, daemon=True)
+        crash = (lambda: None) if self.retries_left != 0 else None
+        agent.handle = Worker(caller=label, label=label, crash=crash)
+        dependencies = top_level_refs(args, kwargs)
+        agent.pending = Operation(
+            "task.start", tuple((ref.object_name, Access.READ) for ref in dependencies), label
+        )
+        if dependencies:
+            agent.waiting = Wait(
+                ready_refs(dependencies), lambda: f"the arguments of {label}: {describe_pending(dependencies)}"
+            )
+        self.agent = agent
+
+    def _body(self) -> None:
+        runtime, agent = self.runtime, self.agent
+        execution = runtime.execution
+        failed = failed_dependency(self.args, self.kwargs)
+        if failed is not None:
+            store_error(self.refs, failed)
+            return
+        execution.emit(agent, "task.start", {"task": self.remote.__name__})
+        while True:
+            try:
+                args, kwargs = resolve(self.args, self.kwargs)
+                value = self.remote._function(*args, **kwargs)
+                runtime.checkpoint(agent)
+            except WorkerCrash:
+                if self._retry():
+                    continue
+                store_error(self.refs, WorkerCrashedError(
+                    f"the worker running {self.label} died and its {self._declared()} retries are used up"
+                ))
+                break
+            except Exception as error:  # noqa: BLE001 - a task's error goes to whoever gets its result
+                if opts.may_retry(error, self.retry_exceptions) and self._retry():
+                    continue
+                store_error(self.refs, task_error(self.remote.__qualname__, error, execution.source_files))
+                break
+            execution.yield_point(agent, Operation(
+                "task.end", tuple((ref.object_name, Access.WRITE) for ref in self.refs), self.label
+            ))
+            store_value(self.refs, value, self.remote.__qualname__)
+            break
+        execution.emit(agent, "task.end", {"task": self.remote.__name__})
+
+    def _retry(self) -> bool:
+        if self.retries_left == 0:
+            return False
+        if self.retries_left > 0:
+            self.retries_left -= 1
+        self.runtime.execution.emit(self.agent, "task.retry", {"task": self.remote.__name__})
+        return True
+
+    def _declared(self) -> str:
+        value = self.remote._options.get("max_retries")
+        return "unlimited" if value == -1 else str(value)

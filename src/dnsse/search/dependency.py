@@ -1,0 +1,136 @@
+"""Dependency and happens-before between the steps of one execution.
+
+Two steps are **dependent** when swapping them could change what happens:
+they belong to one agent (program order), or they touch one object and not
+both only read it. Every operation names the objects it touches; on top of
+those, each step of agent ``N`` implicitly writes ``agent#N``, the agent
+itself, so an operation of another agent that observes agent ``N`` (a join
+that asks whether it finished) names ``agent#N`` and depends on its steps.
+
+**Happens-before** is the transitive closure of dependency in execution order,
+plus creation: an agent's first step happens after the step that created it.
+Two executions are equivalent (one Mazurkiewicz class) when they have the
+same steps per agent and order every dependent pair alike; a program's
+outcome is the same on all of them, which is what lets DPOR run one per class.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+from dnsse.engine.operation import Access, Operation
+
+Step = tuple[int, Operation]
+
+
+def agent_object(agent: int) -> str:
+    """The name that stands for agent ``agent`` itself (its progress, its lifetime)."""
+    return f"agent#{agent}"
+
+
+def touches(agent: int, operation: Operation) -> tuple[tuple[str, Access], ...]:
+    """What a step of ``agent`` performing ``operation`` touches, and how."""
+    return operation.objects + ((agent_object(agent), Access.WRITE),)
+
+
+def dependent(agent: int, operation: Operation, other_agent: int, other: Operation) -> bool:
+    """Whether swapping the two steps could change the outcome."""
+    if agent == other_agent:
+        return True
+    for name, access in touches(agent, operation):
+        for other_name, other_access in touches(other_agent, other):
+            if name == other_name and not (access is Access.READ and other_access is Access.READ):
+                return True
+    return False
+
+
+@dataclass
+class HappensBefore:
+    """Vector clocks of the steps of one execution.
+
+    ``clocks[i][a]`` counts the steps of agent ``a`` that happen before step
+    ``i`` or are step ``i``; ``ordinal[i]`` is step ``i``'s position (from 1)
+    among its agent's steps. Step ``i`` happens before step ``j`` exactly when
+    ``ordinal[i] <= clocks[j][agent of i]``.
+    """
+
+    steps: Sequence[Step]
+    clocks: list[list[int]]
+    ordinal: list[int]
+    agents: int
+
+    def before(self, i: int, j: int) -> bool:
+        return self.ordinal[i] <= self.clocks[j][self.steps[i][0]]
+
+
+def happens_before(steps: Sequence[Step], created_at: Sequence[int]) -> HappensBefore:
+    """The happens-before order of ``steps`` (agent ids index ``created_at``)."""
+    agents = max([len(created_at)] + [agent + 1 for agent, _ in steps])
+    zero = [0] * agents
+    last_of_agent: dict[int, list[int]] = {}
+    # Per object: the clock of its last non-read access, and the join of the
+    # reads since then; a read depends on the first, anything else on both.
+    last_write: dict[str, list[int]] = {}
+    reads_since: dict[str, list[int]] = {}
+    clocks: list[list[int]] = []
+    ordinal: list[int] = []
+    for agent, operation in steps:
+        clock = last_of_agent.get(agent)
+        if clock is None:
+            creator = created_at[agent] - 1 if agent < len(created_at) else -1
+            clock = list(clocks[creator]) if 0 <= creator < len(clocks) else list(zero)
+        else:
+            clock = list(clock)
+        objects = touches(agent, operation)
+        for name, access in objects:
+            _join(clock, last_write.get(name))
+            if access is not Access.READ:
+                _join(clock, reads_since.get(name))
+        clock[agent] += 1
+        for name, access in objects:
+            if access is Access.READ:
+                _join(reads_since.setdefault(name, list(zero)), clock)
+            else:
+                last_write[name] = clock
+                reads_since.pop(name, None)
+        last_of_agent[agent] = clock
+        clocks.append(clock)
+        ordinal.append(clock[agent])
+    return HappensBefore(steps, clocks, ordinal, agents)
+
+
+def _join(into: list[int], other: list[int] | None) -> None:
+    if other is None:
+        return
+    for index, value in enumerate(other):
+        if value > into[index]:
+            into[index] = value
+
+
+def canonical_order(steps: Sequence[Step], created_at: Sequence[int]) -> tuple[tuple[int, str, tuple], ...]:
+    """One representative of the Mazurkiewicz class of ``steps``.
+
+    Repeatedly takes, among the steps whose happens-before predecessors are
+    all taken, the one of the lowest agent id. Two executions are equivalent
+    exactly when their canonical orders are equal.
+    """
+    order = happens_before(steps, created_at)
+    per_agent: dict[int, list[int]] = {}
+    for index, (agent, _) in enumerate(steps):
+        per_agent.setdefault(agent, []).append(index)
+    taken = [0] * order.agents
+    result = []
+    for _ in range(len(steps)):
+        for agent in sorted(per_agent):
+            queue = per_agent[agent]
+            if taken[agent] >= len(queue):
+                continue
+            index = queue[taken[agent]]
+            needs = order.clocks[index]
+            if all(needs[a] <= taken[a] + (1 if a == agent else 0) for a in range(order.agents)):
+                taken[agent] += 1
+                operation = steps[index][1]
+                result.append((agent, operation.kind, operation.objects))
+                break
+    return tuple(result)
