@@ -24,7 +24,33 @@ def lock_timeout(blocking: bool, timeout: float) -> float | None:
     return None if timeout == -1 else float(timeout)
 
 
-class Lock(Primitive):
+class _HeldLock(Primitive):
+    """What Lock and RLock share: the context manager, the wait text, the events."""
+
+    _holder: object
+
+    def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
+        raise NotImplementedError
+
+    def release(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> bool:
+        return self.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+    def _describe(self) -> str:
+        return f"{self._label} held by {self._holder}"
+
+    def _emit(self, name: str) -> None:
+        agent = current_agent()
+        if agent is not None:
+            agent.execution.emit(agent, name, {"lock": self._name, "thread": agent.name})
+
+
+class Lock(_HeldLock):
     kind = "Lock"
 
     def __init__(self) -> None:
@@ -63,26 +89,12 @@ class Lock(Primitive):
             self._point(agent, "lock.locked", Access.READ)
         return self._locked
 
-    def __enter__(self) -> bool:
-        return self.acquire()
-
-    def __exit__(self, *exc: object) -> None:
-        self.release()
-
     def _unlock(self) -> None:
         if not self._locked:
             raise RuntimeError("release unlocked lock")
         self._locked = False
         self._holder = None
         self._wake_uncontrolled()
-
-    def _describe(self) -> str:
-        return f"{self._label} held by {self._holder}"
-
-    def _emit(self, name: str) -> None:
-        agent = current_agent()
-        if agent is not None:
-            agent.execution.emit(agent, name, {"lock": self._name, "thread": agent.name})
 
     # Condition's protocol with its lock (as with CPython's locks): a plain lock
     # counts as owned whenever it is held.
@@ -106,7 +118,7 @@ class Lock(Primitive):
         return f"<{'locked' if self._locked else 'unlocked'} {self._label}>"
 
 
-class RLock(Primitive):
+class RLock(_HeldLock):
     """A reentrant lock: owned by one thread, released as often as acquired.
 
     Reentrant acquires and inner releases never block and change nothing
@@ -157,12 +169,6 @@ class RLock(Primitive):
         self._change_at_point(agent, "lock.release", lambda: self._unlock(me))
         self._emit("lock.release")
 
-    def __enter__(self) -> bool:
-        return self.acquire()
-
-    def __exit__(self, *exc: object) -> None:
-        self.release()
-
     def _unlock(self, me: int) -> None:
         if self._owner != me:
             raise RuntimeError("cannot release un-acquired lock")
@@ -170,14 +176,6 @@ class RLock(Primitive):
         self._count = 0
         self._holder = None
         self._wake_uncontrolled()
-
-    def _describe(self) -> str:
-        return f"{self._label} held by {self._holder}"
-
-    def _emit(self, name: str) -> None:
-        agent = current_agent()
-        if agent is not None:
-            agent.execution.emit(agent, name, {"lock": self._name, "thread": agent.name})
 
     def _is_owned(self) -> bool:
         return self._owner == _thread.get_ident()

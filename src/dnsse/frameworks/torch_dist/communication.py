@@ -114,14 +114,20 @@ def gather(
     group_dst: int | None = None,
 ) -> Work | None:
     def build(state: RankState, resolved: ProcessGroup) -> ops.CollectiveCall:
-        if dst is None and group_dst is None:
-            root, dst_rank = root_of(resolved, resolved.ranks[0], None, "gather", "dst")
-        else:
-            root, dst_rank = root_of(resolved, dst, group_dst, "gather", "dst")
+        root, dst_rank = _root_defaulting_to_first(resolved, dst, group_dst, "gather", "dst")
         outputs = _is_root_list("gather", "gather_list", gather_list, dst_rank == state.rank, resolved.size())
         return ops.Gather(ops.check_tensor("gather", "tensor", tensor), outputs, root, dst_rank)
 
     return _collective("gather", group, async_op, build)
+
+
+def _root_defaulting_to_first(
+    group: ProcessGroup, rank: int | None, group_rank: int | None, op: str, role: str
+) -> tuple[int, int]:
+    """torch lets gather and scatter leave out their root: it is then the group's first rank."""
+    if rank is None and group_rank is None:
+        return root_of(group, group.ranks[0], None, op, role)
+    return root_of(group, rank, group_rank, op, role)
 
 
 def scatter(
@@ -133,10 +139,7 @@ def scatter(
     group_src: int | None = None,
 ) -> Work | None:
     def build(state: RankState, resolved: ProcessGroup) -> ops.CollectiveCall:
-        if src is None and group_src is None:
-            root, src_rank = root_of(resolved, resolved.ranks[0], None, "scatter", "src")
-        else:
-            root, src_rank = root_of(resolved, src, group_src, "scatter", "src")
+        root, src_rank = _root_defaulting_to_first(resolved, src, group_src, "scatter", "src")
         inputs = _is_root_list("scatter", "scatter_list", scatter_list, src_rank == state.rank, resolved.size())
         return ops.Scatter(ops.check_tensor("scatter", "tensor", tensor), inputs, root, src_rank)
 
