@@ -1,11 +1,12 @@
 """How many events a second the LTL monitor sustains (dnsse.spec).
 
 Feeds a synthetic trace, one event per position, to a monitor per formula and
-prints a table. "monitor" is ``Monitor.step`` alone; "in a run" goes through
+prints a table of the best of ``--repeat`` runs (the machine's noise only
+ever slows a run down). "monitor" is ``Monitor.step`` alone; "in a run" goes through
 the observers an execution calls (an event observer per event, a step
 observer per step), as ``dnsse check --spec`` does.
 
-    python benchmarks/monitor_speed.py [--events N]
+    python benchmarks/monitor_speed.py [--events N] [--repeat R]
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ import random
 import time
 
 from dnsse.engine.execution import Event, Execution
-from dnsse.spec.monitor import Automaton, Monitor, Verdict
+from dnsse.spec.automaton import Automaton
+from dnsse.spec.monitor import Monitor, Verdict
 from dnsse.spec.sources import parse_property
 from dnsse.spec.watch import SpecSuite
 
@@ -23,13 +25,13 @@ FORMULAS = [
     ("safety", "G !bad"),
     ("response", "G (req -> F ack)"),
     ("past", "G (ack -> O req)"),
-    ("fields", "G (push(worker=2) -> !pull(worker=2) U done)"),
+    ("fields", "G (push(worker=2) -> !pull(worker=2) W done)"),
 ]
 NAMES = ["req", "ack", "push", "pull", "tick", "noise"]
 
 
 def synthetic_trace(length: int, seed: int = 0) -> list[Event]:
-    """Events of a run that satisfies every formula above (no bad, no done)."""
+    """Events of a run that satisfies every formula above (no bad, no done, ack last)."""
     rng = random.Random(seed)
     events = []
     for step in range(length):
@@ -38,6 +40,7 @@ def synthetic_trace(length: int, seed: int = 0) -> list[Event]:
         if name == "pull" and fields["worker"] == 2:
             fields["worker"] = 3
         events.append(Event(step, f"rank {step % 4}", name, fields))
+    events[-1] = Event(length - 1, "rank 0", "ack", {})  # answers the last req
     return events
 
 
@@ -82,12 +85,15 @@ class _NoChoices:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--events", type=int, default=1_000_000)
+    parser.add_argument("--events", type=int, default=300_000)
+    parser.add_argument("--repeat", type=int, default=5)
     arguments = parser.parse_args()
     events = synthetic_trace(arguments.events)
     print(f"{'property':<10} {'formula':<46} {'monitor ev/s':>14} {'in a run ev/s':>14}")
     for label, text in FORMULAS:
-        print(f"{label:<10} {text:<46} {monitor_rate(text, events):>14,.0f} {in_run_rate(text, events):>14,.0f}")
+        alone = max(monitor_rate(text, events) for _ in range(arguments.repeat))
+        in_run = max(in_run_rate(text, events) for _ in range(arguments.repeat))
+        print(f"{label:<10} {text:<46} {alone:>14,.0f} {in_run:>14,.0f}")
 
 
 if __name__ == "__main__":

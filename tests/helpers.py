@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import random
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Iterator, Sequence
 
+from dnsse.engine.choices import Chooser
 from dnsse.engine.runner import ExecutionResult, run_execution
 from dnsse.engine.target import LoadedTarget, TargetSpec
 
@@ -38,3 +40,24 @@ def run_torch(spec: str, world_size: int = 2, seeds: Iterable[int] = range(50)) 
     framework = TorchFramework(world_size)
     with framework.activate():
         return [run_execution(target, framework, SeededChooser(seed)) for seed in seeds]
+
+
+def run_ray(spec: str, seeds: Iterable[int] = range(40), faults: bool = True) -> list[ExecutionResult]:
+    """One controlled execution of a Ray program's driver per seed, with a seeded random chooser."""
+    from dnsse.frameworks.ray.framework import RayFramework
+
+    target = load_program(spec)
+    framework = RayFramework(faults=faults)
+    with framework.activate():
+        return [run_execution(target, framework, SeededChooser(seed)) for seed in seeds]
+
+
+@contextlib.contextmanager
+def controlled(spec: str, world_size: int = 2) -> Iterator[Callable[[Chooser], ExecutionResult]]:
+    """A program of tests/programs with its framework active: yields ``run(chooser) -> result``."""
+    from dnsse.frameworks.base import framework_named
+
+    target = load_program(spec)
+    framework = framework_named(target.framework, world_size)
+    with framework.activate():
+        yield lambda chooser: run_execution(target, framework, chooser)

@@ -118,17 +118,21 @@ class Engine:
         self.expected = expected
         self.arrived = threading.Condition()
 
-    def submit(self, seq: str, prompt_tokens: int, max_tokens: int) -> None:
+    def submit(self, seq: str, prompt_tokens: int, max_tokens: int, reserve: bool = False) -> None:
+        """Queue a request; ``reserve`` also takes its prompt blocks now, if they are free."""
         with self.arrived:
+            if reserve:
+                self.manager.try_allocate(seq, blocks_for(prompt_tokens))
             self.waiting.append((seq, prompt_tokens, max_tokens))
-            self.arrived.notify()
+            self.arrived.notify_all()
 
     def run(self) -> None:
         while len(self.finished) < self.expected:
             with self.arrived:
-                while not self.waiting and not self.running and len(self.finished) < self.expected:
-                    self.arrived.wait()
                 admitted = self._admit()
+                while not admitted and not self.running:
+                    self.arrived.wait()
+                    admitted = self._admit()
             for seq in admitted:
                 emit("admit", seq=seq)
             self._decode()
@@ -147,50 +151,67 @@ class Engine:
 
     def _decode(self) -> None:
         for seq in list(self.running):
+            if seq not in self.running:
+                continue  # preempted earlier in this iteration
             tokens, remaining = self.running[seq]
-            if tokens % BLOCK_SIZE == 0 and not self.manager.try_allocate(seq, 1):
-                continue  # no room: this sequence waits for a later iteration
+            while tokens % BLOCK_SIZE == 0 and not self.manager.try_allocate(seq, 1):
+                if self._preempt_youngest() == seq:
+                    break
+            if seq not in self.running:
+                continue
             self.running[seq] = [tokens + 1, remaining - 1]
             if remaining - 1 == 0:
                 del self.running[seq]
                 self.manager.release(seq)
                 self.finished.append(seq)
                 emit("finish", seq=seq)
+                with self.arrived:
+                    self.arrived.notify_all()  # blocks were freed
+
+    def _preempt_youngest(self) -> str:
+        """Out of blocks: free the youngest sequence's blocks; it is recomputed later (vLLM's recompute mode)."""
+        seq = list(self.running)[-1]
+        tokens, remaining = self.running.pop(seq)
+        self.manager.release(seq)
+        with self.arrived:
+            self.waiting.appendleft((seq, tokens, remaining))
+        return seq
 
 
 def blocks_for(tokens: int) -> int:
     return (tokens + BLOCK_SIZE - 1) // BLOCK_SIZE
 
 
-def handle_request(engine: Engine, seq: str, prompt: int, max_tokens: int, preallocate: str) -> None:
-    """The API server's handler: optionally reserve prompt blocks, then queue the request."""
+def handle_request(engine: Engine, seq: str, prompt: int, max_tokens: int, check_then_act: bool) -> None:
+    """The API server's handler: reserve the prompt's blocks early (for latency) and queue the request."""
+    if not check_then_act:
+        engine.submit(seq, prompt, max_tokens, reserve=True)
+        return
     manager = engine.manager
-    if preallocate == "atomic":
-        manager.try_allocate(seq, blocks_for(prompt))
-    elif preallocate == "check_then_act":
-        if manager.can_allocate(blocks_for(prompt)):
-            manager.allocate(seq, blocks_for(prompt))
+    if manager.can_allocate(blocks_for(prompt)):
+        manager.allocate(seq, blocks_for(prompt))
     engine.submit(seq, prompt, max_tokens)
 
 
 def handle_parallel_sampling(engine: Engine, parent: str, prompt: int, locked_fork: bool) -> None:
     """A request with n=2: the parent's prompt blocks are shared with a forked child."""
     manager = engine.manager
-    while not manager.try_allocate(parent, blocks_for(prompt)):
-        with engine.arrived:
-            engine.arrived.wait(timeout=0.01)
-    manager.fork(parent, parent + "/1", locked=locked_fork)
-    engine.submit(parent, prompt, 1)
-    engine.submit(parent + "/1", prompt, 3)
+    with engine.arrived:
+        while not manager.try_allocate(parent, blocks_for(prompt)):
+            engine.arrived.wait()
+        manager.fork(parent, parent + "/1", locked=locked_fork)
+        engine.waiting.append((parent, prompt, 1))
+        engine.waiting.append((parent + "/1", prompt, 3))
+        engine.arrived.notify_all()
 
 
-def serve(preallocate: str, locked_fork: bool) -> None:
+def serve(check_then_act: bool, locked_fork: bool) -> None:
     manager = BlockManager(NUM_BLOCKS)
     engine = Engine(manager, expected=4)
     engine_thread = threading.Thread(target=engine.run, name="engine")
     frontends = [
-        threading.Thread(target=handle_request, args=(engine, "a", 3, 2, preallocate)),
-        threading.Thread(target=handle_request, args=(engine, "b", 2, 1, preallocate)),
+        threading.Thread(target=handle_request, args=(engine, "a", 3, 2, check_then_act)),
+        threading.Thread(target=handle_request, args=(engine, "b", 2, 1, check_then_act)),
         threading.Thread(target=handle_parallel_sampling, args=(engine, "c", 2, locked_fork)),
     ]
     engine_thread.start()
@@ -204,12 +225,12 @@ def serve(preallocate: str, locked_fork: bool) -> None:
 
 
 def main_correct() -> None:
-    serve(preallocate="atomic", locked_fork=True)
+    serve(check_then_act=False, locked_fork=True)
 
 
 def main_bug_check_then_act() -> None:
-    serve(preallocate="check_then_act", locked_fork=True)
+    serve(check_then_act=True, locked_fork=True)
 
 
 def main_bug_refcount() -> None:
-    serve(preallocate="atomic", locked_fork=False)
+    serve(check_then_act=False, locked_fork=False)

@@ -194,7 +194,44 @@ class Doubler:
 def actor_pool():
     pool = ActorPool([Doubler.remote() for _ in range(2)])
     assert list(pool.map(lambda actor, value: actor.double.remote(value), range(5))) == [0, 2, 4, 6, 8]
-    unordered = pool.map_unordered(lambda actor, value: actor.double.remote(value), range(4))
-    assert sorted(unordered) == [0, 2, 4, 6]
     pool.submit(lambda actor, value: actor.double.remote(value), 21)
     assert pool.has_next() and pool.get_next() == 42 and not pool.has_next()
+    unordered = pool.map_unordered(lambda actor, value: actor.double.remote(value), range(4))
+    assert sorted(unordered) == [0, 2, 4, 6]
+
+
+@ray.remote
+class Splitter:
+    @ray.method(num_returns=2)
+    def split(self, pair):
+        return pair[0], pair[1]
+
+
+@ray.remote
+class Attempts:
+    def __init__(self):
+        self.count = 0
+
+    def next(self):
+        self.count += 1
+        return self.count
+
+
+@ray.remote(max_retries=2, retry_exceptions=True)
+def flaky(attempts):
+    if ray.get(attempts.next.remote()) == 1:
+        raise ConnectionError("the first attempt fails")
+    return "ok"
+
+
+def method_options_and_retried_exceptions():
+    left, right = Splitter.remote().split.remote(("l", "r"))
+    assert ray.get([left, right]) == ["l", "r"]
+    assert ray.get(flaky.remote(Attempts.remote())) == "ok"
+
+
+def driver_coroutine_awaits_a_ref():
+    async def main():
+        return await square.remote(5)
+
+    assert asyncio.run(main()) == 25

@@ -5,7 +5,7 @@ import torch.distributed as dist
 
 
 def any_source(rank, world_size):
-    """Rank 0 takes two messages from any source and expects rank 1's first."""
+    """Rank 0 takes two messages from any source and expects rank 1's first (world size 3)."""
     if rank == 0:
         first = torch.zeros(1)
         source = dist.recv(first)
@@ -29,3 +29,12 @@ def reduce_then_exchange(rank, world_size):
         dist.recv(inbox, src=left)
         dist.send(value, dst=right)
     assert inbox.item() == value.item()
+
+
+def touches_buffer_after_barrier(rank, world_size):
+    """The buffer of an async all_reduce is changed before wait(), with a barrier in between."""
+    value = torch.ones(1)
+    work = dist.all_reduce(value, async_op=True)
+    dist.barrier()
+    value.add_(1)
+    work.wait()

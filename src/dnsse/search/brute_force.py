@@ -9,10 +9,18 @@ be counted; the theory tests and the benchmark table compare ``dfs`` with it.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Callable, Iterator, Sequence
 
 from dnsse.engine.choices import ChoiceKind, Chooser
 from dnsse.engine.runner import ExecutionResult
+
+
+@dataclass
+class Schedule:
+    result: ExecutionResult
+    # Switches away from an agent that could have gone on (as ``dfs`` counts them).
+    preemptions: int
 
 
 class _OdometerChooser:
@@ -21,6 +29,7 @@ class _OdometerChooser:
     def __init__(self, prefix: Sequence[int]) -> None:
         self.prefix = prefix
         self.options: list[int] = []
+        self.preemptions = 0
 
     def _take(self, options: int) -> int:
         position = len(self.options)
@@ -28,7 +37,10 @@ class _OdometerChooser:
         return self.prefix[position] if position < len(self.prefix) else 0
 
     def next_agent(self, runnable: Sequence[int], current: int | None, step: int) -> int:
-        return self._take(len(runnable))
+        index = self._take(len(runnable))
+        if current is not None and current in runnable and runnable[index] != current:
+            self.preemptions += 1
+        return index
 
     def next_value(self, kind: str, options: int) -> int:
         if kind == ChoiceKind.SEED:
@@ -36,13 +48,12 @@ class _OdometerChooser:
         return self._take(options)
 
 
-def all_schedules(run: Callable[[Chooser], ExecutionResult], limit: int = 100_000) -> Iterator[ExecutionResult]:
+def all_schedules(run: Callable[[Chooser], ExecutionResult], limit: int = 100_000) -> Iterator[Schedule]:
     """Run every choice sequence of the program once; stops with ValueError past ``limit`` runs."""
     prefix: list[int] = []
     for _ in range(limit):
         chooser = _OdometerChooser(prefix)
-        result = run(chooser)
-        yield result
+        yield Schedule(run(chooser), chooser.preemptions)
         taken = list(prefix) + [0] * (len(chooser.options) - len(prefix))
         while taken and taken[-1] + 1 >= chooser.options[len(taken) - 1]:
             taken.pop()

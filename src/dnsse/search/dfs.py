@@ -29,9 +29,9 @@ matches, which timed wait expires, faults) is enumerated; the seed of the
 program's random generators is fixed to 0 and inputs keep their defaults.
 Both guarantees hold relative to what the model sees: objects a step touches
 that no operation names (state held in C extensions, Python objects shared
-by torch ranks outside ``torch.distributed``, a tensor a rank's own code
-changes between scheduling points while its async transfer is in flight)
-are not dependencies.
+by torch ranks outside ``torch.distributed``) are not dependencies. A rank's
+tensors are covered: its async transfers name the rank (``agent#N``), so
+they are dependent on every step of its code.
 """
 
 from __future__ import annotations
@@ -48,8 +48,8 @@ SEED = 0
 MODEL_EXCLUDES = (
     "the seed of the program's random generators is fixed to 0 and inputs keep their default values; "
     "executions are cut at the step limit (--max-steps); dependencies that no scheduling point names are "
-    "not seen: state held in C extensions, Python objects shared by torch ranks outside torch.distributed, "
-    "and tensors a rank's own code changes between scheduling points while its async transfers run"
+    "not seen: state held in C extensions or outside the process, and Python objects that torch ranks share "
+    "outside torch.distributed (ranks are not traced opcode by opcode as threads are)"
 )
 
 

@@ -6,7 +6,8 @@ position by position, ``load_suite`` gathers the properties of a campaign
 attaches them to executions. docs/events.md has the language and the events.
 """
 
-from dnsse.spec.monitor import Automaton, Monitor, Verdict
+from dnsse.spec.automaton import Automaton
+from dnsse.spec.monitor import Monitor, Verdict
 from dnsse.spec.parser import SpecSyntaxError, parse
 from dnsse.spec.sources import load_suite, parse_property
 from dnsse.spec.watch import SpecSuite

@@ -19,10 +19,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Sequence
-
 from dnsse.errors import BadInput
-from dnsse.spec.monitor import EventLike, Verdict
+from dnsse.spec.automaton import EventLike
+from dnsse.spec.monitor import Verdict
 from dnsse.spec.parser import SpecSyntaxError, parse
 from dnsse.spec.syntax import Atom, FieldValue
 
@@ -67,36 +66,36 @@ class ReplicasChecker:
     _positions: int = 0
     _problem: str = ""
 
-    def step(self, events: Sequence[EventLike]) -> Verdict:
+    def observe(self, event: EventLike) -> None:
         spec = self.spec
-        for event in events:
-            if event.name != spec.event:
-                continue
-            agent = getattr(event, "agent", "-")
-            if spec.key is None:
-                count = self._counts[agent] = self._counts.get(agent, 0) + 1
-                slot: object = count
-                which = f"{_ordinal(count)} {spec.event}"
-            else:
-                slot = event.fields.get(spec.key)
-                which = f"{spec.event} with {spec.key}={slot!r}"
-            if spec.field not in event.fields:
-                self._problem = f"{which} of {agent} has no field {spec.field!r}; emit it with that field"
-                self.window_start = self._positions
-                return Verdict.VIOLATED
-            value = event.fields[spec.field]
-            first = self._first.get(slot)
-            if first is None:
-                self._first[slot] = _Report(agent, value, self._positions)
-            elif first.agent != agent and not _same(first.value, value):
-                self._problem = (
-                    f"{agent}'s {which} has {spec.field}={_short(value)} "
-                    f"but {first.agent}'s has {spec.field}={_short(first.value)}"
-                )
-                self.window_start = first.position
-                return Verdict.VIOLATED
+        if event.name != spec.event or self._problem:
+            return
+        agent = getattr(event, "agent", "-")
+        if spec.key is None:
+            count = self._counts[agent] = self._counts.get(agent, 0) + 1
+            slot: object = count
+            which = f"{_ordinal(count)} {spec.event}"
+        else:
+            slot = event.fields.get(spec.key)
+            which = f"{spec.event} with {spec.key}={slot!r}"
+        if spec.field not in event.fields:
+            self._problem = f"the {which} of {agent} has no field {spec.field!r}; emit it with that field"
+            self.window_start = self._positions
+            return
+        value = event.fields[spec.field]
+        first = self._first.get(slot)
+        if first is None:
+            self._first[slot] = _Report(agent, value, self._positions)
+        elif first.agent != agent and not _same(first.value, value):
+            self._problem = (
+                f"the {which} of {agent} has {spec.field}={_short(value)} "
+                f"but that of {first.agent} has {spec.field}={_short(first.value)}"
+            )
+            self.window_start = first.position
+
+    def end_position(self) -> Verdict:
         self._positions += 1
-        return Verdict.PENDING
+        return Verdict.VIOLATED if self._problem else Verdict.PENDING
 
     def holds_if_ended(self) -> bool:
         return True

@@ -7,22 +7,27 @@ fed one position (the events of one step) at a time.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol, Sequence
+from typing import Protocol
 
-from dnsse.spec.monitor import Automaton, EventLike, Monitor, Verdict
+from dnsse.spec.automaton import Automaton, EventLike
+from dnsse.spec.monitor import Monitor, Verdict
 from dnsse.spec.syntax import Formula
 
 
 class Checker(Protocol):
-    """One run's checker of one property."""
+    """One run's checker of one property, fed one position at a time."""
 
     @property
     def window_start(self) -> int:
         """The first position of the window that leads to the current verdict."""
         ...
 
-    def step(self, events: Sequence[EventLike]) -> Verdict:
-        """Feed one position; VIOLATED as soon as no continuation can satisfy the property."""
+    def observe(self, event: EventLike) -> None:
+        """Add one event to the current position."""
+        ...
+
+    def end_position(self) -> Verdict:
+        """Close the position; VIOLATED as soon as no continuation can satisfy the property."""
         ...
 
     def holds_if_ended(self) -> bool:
@@ -30,7 +35,7 @@ class Checker(Protocol):
         ...
 
     def explain(self, ended: bool) -> list[str]:
-        """Why the property is violated (after a VIOLATED step, or at the end when ``ended``)."""
+        """Why the property is violated (after a VIOLATED position, or at the end when ``ended``)."""
         ...
 
 
@@ -53,24 +58,13 @@ class LtlProperty:
     def checker(self) -> LtlChecker:
         if self._automaton is None:
             self._automaton = Automaton(self.formula)
-        return LtlChecker(Monitor(self._automaton))
+        return LtlChecker(self._automaton)
 
 
-class LtlChecker:
-    def __init__(self, monitor: Monitor) -> None:
-        self.monitor = monitor
-
-    @property
-    def window_start(self) -> int:
-        return self.monitor.window_start
-
-    def step(self, events: Sequence[EventLike]) -> Verdict:
-        return self.monitor.step(events)
-
-    def holds_if_ended(self) -> bool:
-        return self.monitor.holds_if_ended()
+class LtlChecker(Monitor):
+    __slots__ = ()
 
     def explain(self, ended: bool) -> list[str]:
         if ended:
-            return [f"the run ended while the formula still required: {self.monitor.unmet()}"]
+            return [f"the run ended while the formula still required: {self.unmet()}"]
         return ["no continuation of the run can satisfy the formula any more (a bad prefix)"]

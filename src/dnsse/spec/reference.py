@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from dnsse.spec.monitor import EventLike, field_matches
+from dnsse.spec.automaton import EventLike, field_matches
 from dnsse.spec.syntax import Atom, Binary, Const, Formula, Unary
 
 def holds(formula: Formula, trace: Sequence[Sequence[EventLike]], i: int = 0) -> bool:

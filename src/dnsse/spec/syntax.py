@@ -13,17 +13,10 @@ from dataclasses import dataclass, field
 Span = tuple[int, int]
 NO_SPAN: Span = (0, 0)
 
-# Operators by kind; their precedence is fixed in PRECEDENCE below.
+# Temporal operators by direction; the boolean ones are ! & | -> <->.
 FUTURE_UNARY = frozenset({"X", "F", "G"})
-PAST_UNARY = frozenset({"Y", "O", "H"})
-UNARY = frozenset({"!"}) | FUTURE_UNARY | PAST_UNARY
 FUTURE_BINARY = frozenset({"U", "R", "W"})
-PAST_BINARY = frozenset({"S"})
-TEMPORAL_BINARY = FUTURE_BINARY | PAST_BINARY
-BOOLEAN_BINARY = frozenset({"&", "|", "->", "<->"})
-BINARY = BOOLEAN_BINARY | TEMPORAL_BINARY
-FUTURE = FUTURE_UNARY | FUTURE_BINARY
-PAST = PAST_UNARY | PAST_BINARY
+PAST = frozenset({"Y", "O", "H", "S"})
 
 # Loosest first, as in Spot: <-> , -> , | , & , binary temporal, unary.
 PRECEDENCE = {"<->": 1, "->": 2, "|": 3, "&": 4, "U": 5, "R": 5, "W": 5, "S": 5}
@@ -69,10 +62,6 @@ class Binary(Formula):
     left: Formula
     right: Formula
     span: Span = field(default=NO_SPAN, compare=False, kw_only=True)
-
-
-TRUE = Const(True)
-FALSE = Const(False)
 
 
 def has_future(formula: Formula) -> bool:

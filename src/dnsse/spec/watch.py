@@ -29,6 +29,7 @@ from dnsse.spec.syntax import render_value
 # A violation report lists at most this many events of its window (the
 # latest ones, which include those of the deciding step).
 WINDOW_EVENTS = 40
+_PENDING = Verdict.PENDING
 
 
 @dataclass
@@ -54,7 +55,8 @@ class _Watch:
             checker = prop.checker()
             if checker is not None:
                 self.entries.append((prop, checker))
-        self.letter: list[Event] = []
+        self.observers = [checker.observe for _, checker in self.entries]
+        self.pending = False  # the current position has events
         self.letter_step = -1
         self.position_steps: list[int] = []
         if self.entries:
@@ -65,37 +67,42 @@ class _Watch:
         if self.execution.aborted:
             return  # agents unwinding after the end: not part of the run
         if event.step != self.letter_step:
-            if self.letter:
-                self._report(self._flush())
+            if self.pending:
+                bug = self._flush()
+                if bug is not None:
+                    self.execution.fail(bug)
             self.letter_step = event.step
-        self.letter.append(event)
+        self.pending = True
+        for observe in self.observers:
+            observe(event)
 
     def _on_step(self, _agent: object, _operation: Operation) -> None:
-        if self.letter:
-            self._report(self._flush())
-
-    def _report(self, bug: Bug | None) -> None:
-        if bug is not None:
-            self.execution.fail(bug)
+        if self.pending:
+            bug = self._flush()
+            if bug is not None:
+                self.execution.fail(bug)
 
     def _flush(self) -> Bug | None:
-        letter, self.letter = self.letter, []
-        if not self.entries:
-            return None
+        self.pending = False
         self.position_steps.append(self.letter_step)
-        for entry in list(self.entries):
-            prop, checker = entry
-            verdict = checker.step(letter)
+        for entry in self.entries:
+            verdict = entry[1].end_position()
+            if verdict is _PENDING:
+                continue
             if verdict is Verdict.VIOLATED:
-                self.entries = []
-                return self._violation(prop, checker, ended=False)
-            if verdict is Verdict.SATISFIED:
-                self.entries.remove(entry)
+                self._stop_watching()
+                return self._violation(*entry, ended=False)
+            self.entries = [other for other in self.entries if other is not entry]
+            self.observers = [checker.observe for _, checker in self.entries]
         return None
+
+    def _stop_watching(self) -> None:
+        self.entries = []
+        self.observers = []
 
     def finish(self) -> Bug | None:
         """The verdict on a completed run: the last position, then LTLf at the end."""
-        bug = self._flush() if self.letter else None
+        bug = self._flush() if self.pending else None
         if bug is not None:
             return bug
         for prop, checker in self.entries:
@@ -110,7 +117,8 @@ class _Watch:
         window = [event for event in self.execution.events if first <= event.step <= decided]
         details = [f"formula: {prop.text}", *checker.explain(ended)]
         if window:
-            details.append(f"events of steps {first}..{decided} that decided it:")
+            span = f"step {decided}" if first == decided else f"steps {first}..{decided}"
+            details.append(f"events of {span} that decided it:")
             if len(window) > WINDOW_EVENTS:
                 details.append(f"  ({len(window) - WINDOW_EVENTS} earlier events of the window left out)")
                 window = window[-WINDOW_EVENTS:]

@@ -69,7 +69,9 @@ class ActorPool:
         if not ready:
             raise GetTimeoutError("Timed out waiting for result")
         future = ready[0]
-        self._by_index.pop(self._owner[future][0], None)
+        index = self._owner[future][0]
+        del self._by_index[index]
+        self._next_return = max(self._next_return, index + 1)
         return self._take(future)
 
     def map(self, fn: Callable[[Any, Any], Any], values: list) -> Iterator[Any]:

@@ -27,23 +27,31 @@ from __future__ import annotations
 
 import collections
 import inspect
-from typing import Any
+from typing import Any, Callable
 
 from dnsse.engine.agent import ThreadAgent, Wait
+from dnsse.engine.execution import current_agent
 from dnsse.engine.operation import Access, Operation
+from dnsse.frameworks.ray import options as opts
 from dnsse.frameworks.ray.errors import ActorDiedError, RayActorError
-from dnsse.frameworks.ray.refs import ObjectRef, copy_value, describe_pending, failed_dependency, resolve, top_level_refs
+from dnsse.frameworks.ray.refs import (
+    ObjectRef,
+    copy_value,
+    describe_pending,
+    failed_dependency,
+    resolve,
+    top_level_refs,
+)
+from dnsse.frameworks.ray.results import task_error
 from dnsse.frameworks.ray.runtime import RayRuntime, Worker
 
 CREATING, ALIVE, RESTARTING, DEAD = "creating", "alive", "restarting", "dead"
 
 
 class Actor:
-    def __init__(
-        self, runtime: RayRuntime, cls: type, args: tuple, kwargs: dict, options: dict[str, Any], caller: str
-    ) -> None:
-        from dnsse.frameworks.ray import options as opts
+    """One actor of an execution: its kind, its state, its running and queued calls."""
 
+    def __init__(self, runtime: RayRuntime, cls: type, args: tuple, kwargs: dict, options: dict[str, Any]) -> None:
         self.runtime = runtime
         self.cls = cls
         self.label = runtime.next_actor_label(cls.__name__)
@@ -58,6 +66,12 @@ class Actor:
         self.max_concurrency = int(options.get("max_concurrency") or default_concurrency)
         self.threaded = not self.is_async and self.max_concurrency > 1
         in_order = options.get("allow_out_of_order_execution")
+        if in_order is False and (self.is_async or self.threaded):
+            kind = "async" if self.is_async else "multi-threaded"
+            raise ValueError(
+                f"If you're using {kind} actors, Ray can't execute actor tasks in order. "
+                "Set `allow_out_of_order_execution=True` to allow out-of-order execution."
+            )
         self.ordered = not (self.is_async or self.threaded) and not in_order
         self.max_restarts = opts.retries(options.get("max_restarts"))
         self.max_task_retries = opts.retries(options.get("max_task_retries"))
@@ -71,10 +85,10 @@ class Actor:
         self.running: list[Call] = []
         self.queues: dict[str, collections.deque[Call]] = {}
         self.loop_owner: object = None  # the coroutine driver holding an async actor's event loop
-        self._create(caller, restart=False)
+        self._create(restart=False)
 
     # --------------------------------------------------------------- creation
-    def _create(self, caller: str, restart: bool) -> None:
+    def _create(self, restart: bool) -> None:
         execution = self.runtime.execution
         label = f"{self.label}.__init__"
         agent = ThreadAgent(execution, label, lambda: self._construct(agent, restart), daemon=True)
@@ -88,8 +102,6 @@ class Actor:
             )
 
     def _construct(self, agent: ThreadAgent, restart: bool) -> None:
-        from dnsse.frameworks.ray.results import task_error
-
         execution = self.runtime.execution
         epoch = self.epoch
         failed = failed_dependency(self.args, self.kwargs)
@@ -175,8 +187,8 @@ class Actor:
         if may_restart and (self.max_restarts == -1 or self.restarts < self.max_restarts):
             self.restarts += 1
             self.state = RESTARTING
-            self.runtime.execution.emit(None, "actor.died", {"actor": self.label, "restarting": True})
-            self._create(self.label, restart=True)
+            self.runtime.execution.emit(current_agent(), "actor.died", {"actor": self.label, "restarting": True})
+            self._create(restart=True)
             return
         self.die(f"the actor is dead because {why}")
 
@@ -185,6 +197,7 @@ class Actor:
         self.state = DEAD
         self.instance = None
         self.death = ActorDiedError(f"{self.label}: {why}")
+        self.runtime.execution.emit(current_agent(), "actor.died", {"actor": self.label, "restarting": False})
         if self.name is not None and self.runtime.named.get(self.name) is self:
             del self.runtime.named[self.name]
 
@@ -214,12 +227,12 @@ class Call:
     def lost_error(self) -> RayActorError:
         actor = self.actor
         if actor.state == DEAD and actor.death is not None:
-            return RayActorError(f"{self.label} failed: {actor.death}")
+            return ActorDiedError(f"{self.label} failed: {actor.death}")
         return RayActorError(f"{self.label} failed: the actor {actor.label} died while running it (it restarts)")
 
 
-def crash_of(actor: Actor) -> Any:
-    """The crash of a call's worker, where the actor declares restarts."""
+def crash_of(actor: Actor) -> Callable[[], None] | None:
+    """The crash of a call's worker, where the actor declares restarts; None: no fault may strike."""
     if actor.max_restarts == 0:
         return None
     return actor.crash

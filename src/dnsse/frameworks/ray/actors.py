@@ -1,9 +1,7 @@
 """``@ray.remote`` classes: creating actors, handles, and submitting method calls.
 
-Events: ``actor.create`` and ``actor.restart`` (``actor``) when a constructor
-finishes, ``actor.died`` when an actor loses its process, ``actor.crash``
-when a fault is injected, ``actor.call.submit`` (``actor``, ``method``,
-``ref``) when a call is submitted, ``actor.kill`` on ``ray.kill``.
+Creating an actor and submitting a call are scheduling points; the call's
+agent then waits for its actor's start rule (:mod:`.actor_state`).
 """
 
 from __future__ import annotations
@@ -51,7 +49,7 @@ class ActorClass:
                     "pick another name, or pass get_if_exists=True to get the existing actor"
                 )
         runtime.execution.yield_point(agent, Operation("actor.submit", (), f"{self.__name__}.remote()"))
-        actor = Actor(runtime, self._cls, copy_value(args), copy_value(kwargs), options, runtime.worker_of(agent).caller)
+        actor = Actor(runtime, self._cls, copy_value(args), copy_value(kwargs), options)
         if key is not None:
             actor.name = key
             runtime.named[key] = actor
@@ -77,7 +75,9 @@ class ActorHandle:
             raise AttributeError(name)
         member = getattr(self._actor.cls, name, None)
         if not callable(member):
-            raise AttributeError(f"'ActorHandle' object has no attribute '{name}' ({self._actor.label} has no such method)")
+            raise AttributeError(
+                f"'ActorHandle' object has no attribute '{name}' ({self._actor.label} has no such method)"
+            )
         return ActorMethod(self._actor, name, dict(getattr(member, METHOD_OPTIONS_ATTRIBUTE, {})))
 
     def __repr__(self) -> str:
@@ -118,7 +118,7 @@ class ActorMethod:
         })
         if self._options.get("num_returns") is None:
             return refs[0]
-        return refs
+        return refs if refs else None
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         raise TypeError(

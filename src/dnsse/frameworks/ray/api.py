@@ -8,10 +8,7 @@ or a list, with ``timeout``), ``wait`` (``num_returns``, ``timeout``),
 ``kill`` are scheduling points. Time is virtual: a timeout expires only
 when nothing else can run.
 
-Events: ``ray.get`` (``ref``: the first ref's number, ``refs``: how many)
-when ``get`` returns, ``ray.put`` (``ref``), ``ray.wait`` (``ready``: how
-many), ``actor.kill`` (``actor``); see :mod:`.tasks` and :mod:`.actors`
-for the events of tasks and actor calls.
+The events the runtime emits are listed in :mod:`.framework`.
 
 Not modeled: resources (``num_cpus``... are accepted and ignored), placement
 groups, streaming generators, ``ray.cancel``, runtime contexts, and separate
@@ -121,7 +118,7 @@ def get(object_refs: Any, *, timeout: float | None = None) -> Any:
     if not _wait_until(agent, operation, lambda: all(ref.ready for ref in refs),
                        lambda: f"ray.get of {describe_pending(refs)}", timeout):
         raise GetTimeoutError(f"Get timed out: some object(s) not ready after {timeout:g}s: {describe_pending(refs)}")
-    runtime.checkpoint(agent)
+    runtime.checkpoint(agent, faults=False)
     runtime.execution.emit(agent, "ray.get", {"ref": refs[0].number if refs else None, "refs": len(refs)})
     values = [ref.fetch() for ref in refs]
     return values[0] if single else values
@@ -142,7 +139,7 @@ def wait(
     operation = Operation("ray.wait", tuple((ref.object_name, Access.READ) for ref in refs), f"{len(refs)} refs")
     _wait_until(agent, operation, lambda: sum(ref.ready for ref in refs) >= num_returns,
                 lambda: f"ray.wait for {num_returns} of {describe_pending(refs)}", timeout)
-    runtime.checkpoint(agent)
+    runtime.checkpoint(agent, faults=False)
     ready = [ref for ref in refs if ref.ready][:num_returns]
     chosen = set(map(id, ready))
     runtime.execution.emit(agent, "ray.wait", {"ready": len(ready)})

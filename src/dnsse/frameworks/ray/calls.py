@@ -1,7 +1,8 @@
 """Running one actor call in its agent: start rule, attempts, retries, the result.
 
-Events: ``actor.call.start`` and ``actor.call.end`` with ``actor`` and
-``method``; ``actor.call.retry`` when a call runs again after a crash.
+Fault points of a call (where its actor declares ``max_restarts``): when it
+starts, at every Ray call and ``await`` inside it, and when it returns,
+before its result is stored, which is where a retry makes a method run twice.
 """
 
 from __future__ import annotations
@@ -89,7 +90,8 @@ def _attempt(runtime: RayRuntime, agent: ThreadAgent, call: Call) -> object:
             return _LOST
         store_error(call.refs, task_error(f"{actor.cls.__qualname__}.{call.method}", error, execution.source_files))
         return None
-    writes = tuple((ref.object_name, Access.WRITE) for ref in call.refs)
+    # Ending frees the actor for its next call, and fills the result refs.
+    writes = ((actor.object_name, Access.SYNC), *((ref.object_name, Access.WRITE) for ref in call.refs))
     execution.yield_point(agent, Operation("actor.call.end", writes, call.label))
     if call.orphaned():
         return _LOST

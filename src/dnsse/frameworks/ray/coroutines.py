@@ -15,8 +15,10 @@ where others may run; durations do not order the sleepers),
 the same loop), ``asyncio.Lock`` and ``asyncio.Event`` created inside an
 async actor, and coroutines awaiting these. Other asyncio machinery (tasks,
 futures, queues, ``wait_for``, ``get_running_loop``) does not exist under
-control: awaiting it raises a ``TypeError`` in the method that says so.
-Outside async actors the real asyncio functions run unchanged.
+control: ``asyncio.create_task`` raises a ``TypeError`` that says so, and so
+does awaiting anything else, inside the method that awaits it. Outside async
+actors the real asyncio functions run unchanged; there, ``await ref`` waits
+as ``ray.get`` does.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ RealLock = asyncio.Lock
 RealEvent = asyncio.Event
 real_sleep = asyncio.sleep
 real_gather = asyncio.gather
+real_create_task = asyncio.create_task
 
 
 class Suspend:
@@ -77,8 +80,13 @@ def drive(agent: ThreadAgent, runtime: RayRuntime, call: Call, coroutine: Corout
                 )
                 continue
             _suspend(agent, runtime, call, yielded)
-    except WorkerCrash:
-        coroutine.close()
+    except BaseException:
+        # The worker died or the run is over: the coroutine's ``finally`` blocks
+        # run now, not later in the garbage collector on some other thread.
+        try:
+            coroutine.close()
+        except RuntimeError:
+            pass  # it awaited again while closing; there is nobody left to drive it
         raise
 
 
@@ -87,16 +95,22 @@ def _suspend(agent: ThreadAgent, runtime: RayRuntime, call: Call, suspend: Suspe
     runtime.checkpoint(agent)
     actor.loop_owner = None
     ready = suspend.ready
+    awaited = suspend.operation
+    # What runs after the await touches the actor's state, as every other
+    # coroutine of the actor does: the step is dependent on theirs.
+    operation = Operation(awaited.kind, ((actor.object_name, Access.SYNC), *awaited.objects), awaited.detail)
     runtime.execution.block(
-        agent,
-        Wait(lambda: call.orphaned() or (actor.loop_owner is None and ready()), suspend.describe),
-        suspend.operation,
+        agent, Wait(lambda: call.orphaned() or (actor.loop_owner is None and ready()), suspend.describe), operation
     )
-    runtime.checkpoint(agent)
+    runtime.checkpoint(agent, faults=False)
     actor.loop_owner = call
 
 
-def _async_call() -> Worker | None:
+def in_async_actor() -> bool:
+    return _async_worker() is not None
+
+
+def _async_worker() -> Worker | None:
     """The worker, when the caller runs in an async actor (its constructor included)."""
     worker = current_worker()
     if worker is None or worker.actor is None or not worker.actor.is_async:
@@ -105,7 +119,7 @@ def _async_call() -> Worker | None:
 
 
 def sleep(delay: float, result: Any = None) -> Awaitable[Any]:
-    if _async_call() is None:
+    if _async_worker() is None:
         return real_sleep(delay, result)
     return _sleep(delay, result)
 
@@ -116,7 +130,7 @@ async def _sleep(delay: float, result: Any) -> Any:
 
 
 def gather(*awaitables: Any, return_exceptions: bool = False) -> Awaitable[list]:
-    context = _async_call()
+    context = _async_worker()
     if context is None:
         return real_gather(*awaitables, return_exceptions=return_exceptions)
     return _gather(context, awaitables, return_exceptions)
@@ -135,10 +149,15 @@ class _Child:
         self.value: Any = None
         self.error: BaseException | None = None
         self.label = f"{call.label}.gather[{index}]"
-        agent = ThreadAgent(runtime.execution, self.label, lambda: self._run(agent, runtime, call, coroutine), daemon=True)
-        agent.handle = Worker(caller=worker.caller, label=self.label, actor=worker.actor, call=call, crash=worker.crash)
-        agent.pending = Operation("await", ((call.actor.object_name, Access.SYNC),), self.label)
-        agent.waiting = Wait(lambda: call.orphaned() or call.actor.loop_owner is None, lambda: f"the event loop of {call.actor.label}")
+        actor = call.actor
+        agent = ThreadAgent(
+            runtime.execution, self.label, lambda: self._run(agent, runtime, call, coroutine), daemon=True
+        )
+        agent.handle = Worker(caller=worker.caller, label=self.label, actor=actor, call=call, crash=worker.crash)
+        agent.pending = Operation("await", ((actor.object_name, Access.SYNC),), self.label)
+        agent.waiting = Wait(
+            lambda: call.orphaned() or actor.loop_owner is None, lambda: f"the event loop of {actor.label}"
+        )
 
     def _run(self, agent: ThreadAgent, runtime: RayRuntime, call: Call, coroutine: Coroutine) -> None:
         try:
@@ -198,13 +217,13 @@ class Lock:
     """``asyncio.Lock`` in an async actor: waiting for it lets the actor's other coroutines run."""
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Any:
-        if _async_call() is None:
+        if _async_worker() is None:
             return RealLock(*args, **kwargs)
         return super().__new__(cls)
 
     def __init__(self) -> None:
         self._locked = False
-        context = _async_call()
+        context = _async_worker()
         owner = context.actor.label if context is not None and context.actor is not None else "an actor"
         self._name = f"an asyncio.Lock of {owner}"
 
@@ -234,7 +253,7 @@ class Event:
     """``asyncio.Event`` in an async actor."""
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Any:
-        if _async_call() is None:
+        if _async_worker() is None:
             return RealEvent(*args, **kwargs)
         return super().__new__(cls)
 
@@ -257,4 +276,16 @@ class Event:
         return True
 
 
-ASYNCIO_REPLACEMENTS = (("sleep", sleep), ("gather", gather), ("Lock", Lock), ("Event", Event))
+def create_task(coroutine: Coroutine, **kwargs: Any) -> Any:
+    if _async_worker() is None:
+        return real_create_task(coroutine, **kwargs)
+    coroutine.close()
+    raise TypeError(
+        "asyncio.create_task is not supported in an async actor under dnsse (its coroutines are driven "
+        "without a real event loop); await the coroutine, or run several with asyncio.gather"
+    )
+
+
+ASYNCIO_REPLACEMENTS = (
+    ("sleep", sleep), ("gather", gather), ("Lock", Lock), ("Event", Event), ("create_task", create_task),
+)

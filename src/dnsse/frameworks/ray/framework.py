@@ -8,7 +8,21 @@ command line's ``--faults off``) never injects crashes.
 
 An exception that escapes the driver is a bug; when it is a task's error
 re-raised by ``ray.get``, the report carries both tracebacks, the driver's
-and the task's.
+and the task's. Errors inside tasks and actors are stored in their refs and
+surface only where a ``get`` (or ``await``) reads them, as in Ray.
+
+Events for specifications (actors are named ``Class#N``, tasks by function):
+
+- ``task.submit`` (``task``, ``ref``), ``task.start`` and ``task.end``
+  (``task``), ``task.retry`` (``task``);
+- ``actor.create`` and ``actor.restart`` (``actor``) when a constructor
+  finishes, ``actor.died`` (``actor``, ``restarting``), ``actor.kill``
+  (``actor``), ``actor.crash`` and ``task.crash`` (``worker``) when a fault is
+  injected;
+- ``actor.call.submit`` (``actor``, ``method``, ``ref``), ``actor.call.start``,
+  ``actor.call.end`` and ``actor.call.retry`` (``actor``, ``method``);
+- ``ray.get`` (``ref``: the first ref's number, ``refs``: how many) when a
+  get returns, ``ray.put`` (``ref``), ``ray.wait`` (``ready``: how many).
 """
 
 from __future__ import annotations

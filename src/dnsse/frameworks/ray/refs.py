@@ -64,8 +64,14 @@ class ObjectRef:
         return copy_value(self._value)
 
     def __await__(self) -> Generator[Any, None, Any]:
-        from dnsse.frameworks.ray.coroutines import Suspend
+        from dnsse.frameworks.ray.coroutines import Suspend, in_async_actor
 
+        if not in_async_actor():
+            # A coroutine of the driver or of a task runs on a real event loop
+            # that cannot wait for a controlled ref: it waits as ``ray.get`` does.
+            from dnsse.frameworks.ray.api import get
+
+            return get(self)
         yield Suspend(lambda: self.ready, lambda: f"{self.label()} to be ready", self.read_operation("await"))
         return self.fetch()
 

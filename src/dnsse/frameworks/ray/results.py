@@ -10,6 +10,14 @@ from dnsse.frameworks.ray.refs import ObjectRef
 
 
 def store_value(refs: list[ObjectRef], value: Any, what: str) -> None:
+    """Fill ``refs`` with ``value``; a value that cannot be stored fails the task, as in Ray."""
+    try:
+        _fill(refs, value, what)
+    except TypeError as error:
+        store_error(refs, RayTaskError(what, f"TypeError: {error}", error))
+
+
+def _fill(refs: list[ObjectRef], value: Any, what: str) -> None:
     if len(refs) == 1:
         refs[0].fill(value)
         return
@@ -36,5 +44,6 @@ def task_error(what: str, cause: BaseException, source_files: frozenset[str]) ->
     if isinstance(cause, RayTaskError):
         # A nested task's error re-raised here keeps its first cause, as in Ray.
         here = format_user_traceback(cause, source_files)
-        return RayTaskError(what, f"{here}\n\nraised in ray::{cause.function_name}():\n{cause.traceback_str}", cause.cause)
+        nested = f"{here}\n\nraised in ray::{cause.function_name}():\n{cause.traceback_str}"
+        return RayTaskError(what, nested, cause.cause)
     return RayTaskError(what, format_user_traceback(cause, source_files), cause)

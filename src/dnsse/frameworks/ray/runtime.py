@@ -82,21 +82,24 @@ class RayRuntime:
         handle = agent.handle
         return handle if isinstance(handle, Worker) else self.driver
 
-    def checkpoint(self, agent: ThreadAgent) -> None:
+    def checkpoint(self, agent: ThreadAgent, faults: bool = True) -> None:
         """A point inside Ray code where the worker may die.
 
         An orphaned call (its actor crashed or was killed meanwhile) unwinds
-        here; otherwise, where a fault is declared and the budget allows, the
-        chooser decides whether the worker crashes now.
+        here; otherwise, where a fault is declared, ``faults`` is true and the
+        budget allows, the chooser decides whether the worker crashes now.
+        Points right after a wait pass ``faults=False``: a crash there is the
+        same as one at the next point, and would only double the choices.
         """
         worker = self.worker_of(agent)
         if worker.call is not None and worker.call.orphaned():
             raise WorkerCrash()
-        if worker.crash is None or self.faults_left <= 0:
+        if not faults or worker.crash is None or self.faults_left <= 0:
             return
         if self.execution.choose_value(ChoiceKind.FAULT, 2) == 1:
             self.faults_left -= 1
-            self.execution.emit(agent, "actor.crash" if worker.actor is not None else "task.crash", {"worker": worker.label})
+            event = "actor.crash" if worker.actor is not None else "task.crash"
+            self.execution.emit(agent, event, {"worker": worker.label})
             worker.crash()
             raise WorkerCrash()
 

@@ -18,7 +18,14 @@ from dnsse.engine.agent import ThreadAgent, Wait
 from dnsse.engine.operation import Access, Operation
 from dnsse.frameworks.ray import options as opts
 from dnsse.frameworks.ray.errors import WorkerCrashedError
-from dnsse.frameworks.ray.refs import ObjectRef, copy_value, describe_pending, failed_dependency, resolve, top_level_refs
+from dnsse.frameworks.ray.refs import (
+    ObjectRef,
+    copy_value,
+    describe_pending,
+    failed_dependency,
+    resolve,
+    top_level_refs,
+)
 from dnsse.frameworks.ray.results import store_error, store_value, task_error
 from dnsse.frameworks.ray.runtime import RayRuntime, Worker, WorkerCrash, controlled, ready_refs
 
@@ -50,7 +57,7 @@ class RemoteFunction:
         runtime.execution.emit(agent, "task.submit", {"task": self.__name__, "ref": refs[0].number if refs else None})
         if self._options.get("num_returns") is None:
             return refs[0]
-        return refs
+        return refs if refs else None
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         raise TypeError(

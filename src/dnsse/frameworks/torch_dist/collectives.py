@@ -76,7 +76,9 @@ class Part:
             self.read = True
             instance.input_read()
             self.agent.pending = Operation(  # type: ignore[union-attr]
-                f"{self.op}.write", ((instance.object_name, Access.SYNC),), f"{self.op} writes rank {self.state.rank}"
+                f"{self.op}.write",
+                ((instance.object_name, Access.SYNC), (f"agent#{self.state.agent.id}", Access.READ)),
+                f"{self.op} writes rank {self.state.rank}",
             )
             return None if instance.results is not None else Wait(instance.computed, instance.describe)
         self.call.write(instance.results[self.index])  # type: ignore[index]
@@ -229,7 +231,13 @@ class Collectives:
                 f"rank {state.rank} {call.name} #{seq}",
                 part.step,
                 Wait(instance.all_issued, instance.describe),
-                Operation(f"{call.name}.read", ((object_name, Access.SYNC),), f"{call.name} reads rank {state.rank}"),
+                # The transfer reads and writes the rank's tensors: agent#N is
+                # written by every step of the rank's agent (dnsse.search.dependency).
+                Operation(
+                    f"{call.name}.read",
+                    ((object_name, Access.SYNC), (f"agent#{agent.id}", Access.READ)),
+                    f"{call.name} reads rank {state.rank}",
+                ),
             )
             # The transfer runs concurrently with the code after the issue: let
             # it take steps before that code touches the buffer.

@@ -187,7 +187,12 @@ class Mailboxes:
         if src is not None:
             _check_peer(op, group, state.rank, src, "source")
         execution = state.world.execution
-        objects = self._channels(group, src, state.rank, tag)
+        # A match also reads the sender's buffer (an isend's must be unchanged):
+        # agent#N is written by every step of rank N's agent (dnsse.search.dependency).
+        senders = (src,) if src is not None else group.ranks
+        objects = self._channels(group, src, state.rank, tag) + tuple(
+            (f"agent#{state.world.ranks[r].agent.id}", Access.READ) for r in senders if r != state.rank
+        )
         execution.yield_point(
             state.agent, Operation(op, objects, f"{op} from {'any' if src is None else src} tag {tag}")
         )
@@ -200,7 +205,8 @@ class Mailboxes:
                 f"rank {state.rank} {receive.call_text()}",
                 lambda: self._match_step(receive),
                 Wait(lambda: bool(self.candidates(receive)), receive.describe),
-                Operation(f"{op}.match", objects),
+                # It writes the receiving rank's buffer, too.
+                Operation(f"{op}.match", objects + ((f"agent#{state.agent.id}", Access.READ),)),
             )
             # The match may happen before the code after irecv runs.
             execution.yield_point(state.agent, Operation(f"{op}.issued", objects))
