@@ -42,7 +42,7 @@ DNSSE_SPECS = [
 ]
 
 BLOCK_SIZE = 2
-NUM_BLOCKS = 4
+NUM_BLOCKS = 3
 
 
 class BlockManager:
@@ -87,10 +87,11 @@ class BlockManager:
             self._fork(parent, child)
 
     def _fork(self, parent: str, child: str) -> None:
-        shared = list(self.tables[parent])
+        shared = list(self.tables.get(parent, ()))  # empty once the parent finished
         for block in shared:
             self.ref[block] += 1
-        self.tables[child] = shared
+        if shared:
+            self.tables[child] = shared
 
     def release(self, seq: str) -> None:
         with self.lock:
@@ -117,6 +118,7 @@ class Engine:
         self.finished: list[str] = []
         self.expected = expected
         self.arrived = threading.Condition()
+        self.submissions = 0
 
     def submit(self, seq: str, prompt_tokens: int, max_tokens: int, reserve: bool = False) -> None:
         """Queue a request; ``reserve`` also takes its prompt blocks now, if they are free."""
@@ -124,6 +126,7 @@ class Engine:
             if reserve:
                 self.manager.try_allocate(seq, blocks_for(prompt_tokens))
             self.waiting.append((seq, prompt_tokens, max_tokens))
+            self.submissions += 1
             self.arrived.notify_all()
 
     def run(self) -> None:
@@ -133,23 +136,32 @@ class Engine:
                 while not admitted and not self.running:
                     self.arrived.wait()
                     admitted = self._admit()
+                seen = self.submissions
             for seq in admitted:
                 emit("admit", seq=seq)
-            self._decode()
+            if not self._decode() and not admitted:
+                # Stuck on blocks that a request still being submitted holds: sleep
+                # until it arrives instead of spinning.
+                with self.arrived:
+                    while self.submissions == seen:
+                        self.arrived.wait()
 
     def _admit(self) -> list[str]:
+        """Admit, in arrival order, every waiting request whose prompt fits (no head-of-line blocking:
+        a request that already holds its reserved blocks must not wait behind one that cannot fit)."""
         admitted = []
-        while self.waiting:
-            seq, prompt, max_tokens = self.waiting[0]
+        for request in list(self.waiting):
+            seq, prompt, max_tokens = request
             have = len(self.manager.tables.get(seq, []))
-            if not self.manager.try_allocate(seq, blocks_for(prompt) - have):
-                break
-            self.waiting.popleft()
-            self.running[seq] = [prompt, max_tokens]
-            admitted.append(seq)
+            if self.manager.try_allocate(seq, blocks_for(prompt) - have):
+                self.waiting.remove(request)
+                self.running[seq] = [prompt, max_tokens]
+                admitted.append(seq)
         return admitted
 
-    def _decode(self) -> None:
+    def _decode(self) -> bool:
+        """One token for every running sequence that can get its KV slot; whether any did."""
+        progressed = False
         for seq in list(self.running):
             if seq not in self.running:
                 continue  # preempted earlier in this iteration
@@ -160,6 +172,7 @@ class Engine:
             if seq not in self.running:
                 continue
             self.running[seq] = [tokens + 1, remaining - 1]
+            progressed = True
             if remaining - 1 == 0:
                 del self.running[seq]
                 self.manager.release(seq)
@@ -167,6 +180,7 @@ class Engine:
                 emit("finish", seq=seq)
                 with self.arrived:
                     self.arrived.notify_all()  # blocks were freed
+        return progressed
 
     def _preempt_youngest(self) -> str:
         """Out of blocks: free the youngest sequence's blocks; it is recomputed later (vLLM's recompute mode)."""
@@ -194,15 +208,11 @@ def handle_request(engine: Engine, seq: str, prompt: int, max_tokens: int, check
 
 
 def handle_parallel_sampling(engine: Engine, parent: str, prompt: int, locked_fork: bool) -> None:
-    """A request with n=2: the parent's prompt blocks are shared with a forked child."""
-    manager = engine.manager
-    with engine.arrived:
-        while not manager.try_allocate(parent, blocks_for(prompt)):
-            engine.arrived.wait()
-        manager.fork(parent, parent + "/1", locked=locked_fork)
-        engine.waiting.append((parent, prompt, 1))
-        engine.waiting.append((parent + "/1", prompt, 3))
-        engine.arrived.notify_all()
+    """A request with n=2: the second sample shares the first one's prompt blocks, if they are still held."""
+    engine.submit(parent, prompt, 1, reserve=True)
+    child = parent + "/1"
+    engine.manager.fork(parent, child, locked=locked_fork)
+    engine.submit(child, prompt, 3)
 
 
 def serve(check_then_act: bool, locked_fork: bool) -> None:

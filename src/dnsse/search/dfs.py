@@ -105,7 +105,9 @@ class DfsChooser:
         node = self._replayed()
         if node is not None:
             if not isinstance(node, _ValueNode) or node.kind != kind or node.options != options:
-                raise TraceDivergence(f"dfs: the program asked for a {kind} choice among {options} where it did not before")
+                raise TraceDivergence(
+                    f"dfs: the program asked for a {kind} choice among {options} where it did not before"
+                )
             return node.chosen
         self.search.path.append(_ValueNode(kind, options, 0))
         return 0
@@ -124,9 +126,7 @@ class DfsChooser:
         reduce = self.search.bound is None
         if reduce:
             for agent, operation in history[self.seen_steps :]:
-                self.sleep = {
-                    r: o for r, o in self.sleep.items() if not dependent(r, o, agent, operation)
-                }
+                self.sleep = {r: o for r, o in self.sleep.items() if not dependent(r, o, agent, operation)}
         self.seen_steps = len(history)
         if self.blocked:
             return self._keep_going(runnable, current)
@@ -170,12 +170,12 @@ class DfsChooser:
         return runnable.index(current) if current in runnable else 0
 
     def _replayed(self) -> _Node | None:
-        if self.position < self.replay:
-            node = self.search.path[self.position]
-            self.position += 1
-            return node
+        """The next node of the prefix to replay; ``None`` past the prefix."""
+        if self.position >= self.replay:
+            return None
+        node = self.search.path[self.position]
         self.position += 1
-        return None
+        return node
 
 
 class DfsStrategy:

@@ -61,6 +61,10 @@ class Part:
     def op(self) -> str:
         return self.call.name
 
+    @property
+    def touches(self) -> tuple[tuple[str, Access], ...]:
+        return ((self.instance.object_name, Access.SYNC),)
+
     def describe_wait(self) -> str:
         return f"Work.wait() of {self.instance.describe()}"
 

@@ -72,6 +72,8 @@ class Message:
     buffer: torch.Tensor | None = None  # isend: the program's buffer, checked at transfer
     matched: bool = False
     instance: Instance | None = None
+    # What the transfer touches: a Work.wait() on it depends on those steps.
+    touches: tuple[tuple[str, Access], ...] = ()
 
     @property
     def done(self) -> bool:
@@ -109,6 +111,7 @@ class Receive:
     done: bool = False
     written: torch.Tensor | None = None
     instance: Instance | None = None
+    touches: tuple[tuple[str, Access], ...] = ()
 
     def call_text(self) -> str:
         return f"{self.op}(src={'any' if self.src is None else self.src}, tag={self.tag})"
@@ -156,10 +159,11 @@ class Mailboxes:
         channel = _channel(group, state.rank, dst, tag)
         execution.yield_point(state.agent, Operation(op, ((channel, Access.WRITE),), f"{op} to {dst} tag {tag}"))
         site = call_site(execution.source_files)
+        touches = ((channel, Access.WRITE),)
         if asynchronous:
-            message = Message(state, group, dst, tag, payload.clone(), site, op, buffer=payload)  # type: ignore[attr-defined]
+            message = Message(state, group, dst, tag, payload.clone(), site, op, buffer=payload, touches=touches)  # type: ignore[attr-defined]
         else:
-            message = Message(state, group, dst, tag, payload, site, op)
+            message = Message(state, group, dst, tag, payload, site, op, touches=touches)
         self.queues.setdefault((group.name, state.rank, dst, tag), deque()).append(message)
         execution.emit(state.agent, "send", {"src": state.rank, "dst": dst, "tag": tag})
         if asynchronous:
@@ -196,7 +200,7 @@ class Mailboxes:
         execution.yield_point(
             state.agent, Operation(op, objects, f"{op} from {'any' if src is None else src} tag {tag}")
         )
-        receive = Receive(state, group, src, tag, buffer, call_site(execution.source_files), op)
+        receive = Receive(state, group, src, tag, buffer, call_site(execution.source_files), op, touches=objects)
         self.pending.setdefault(state.rank, []).append(receive)
         if asynchronous:
             receive.snapshot = buffer.clone()  # type: ignore[attr-defined]

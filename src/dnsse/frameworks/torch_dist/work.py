@@ -69,6 +69,7 @@ class AsyncPart(Protocol):
     op: str
     done: bool
     instance: Instance | None
+    touches: tuple[tuple[str, Access], ...]
 
     def describe_wait(self) -> str: ...
 
@@ -104,7 +105,7 @@ class Work:
             execution.block(
                 state.agent,
                 Wait(lambda: part.done, part.describe_wait),
-                Operation("wait", ((f"work:{id(part)}", Access.SYNC),), f"Work.wait() of {part.op}"),
+                Operation("wait", part.touches, f"Work.wait() of {part.op}"),
             )
         finally:
             state.waiting_in = None
