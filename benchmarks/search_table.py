@@ -153,7 +153,8 @@ def row(path: Path, function: str, cap: int, seeds: int, seconds: float) -> list
             dfs = first_bug(run, "dfs", 0, cap, seconds)
             found.append(NO_BUG if dfs is None else str(dfs))
     name = f"{path.name}:{function}" + (f" (ws {world_size})" if framework.name == "torch" else "")
-    verdict = "no" if correct else ("yes" if buggy or any(not cell.startswith(">") and cell != NO_BUG for cell in found) else "?")
+    seen_bug = buggy or any(not cell.startswith(">") and cell != NO_BUG for cell in found)
+    verdict = "no" if correct else ("yes" if seen_bug else "?")
     return [name, framework.name, verdict, str(schedules), *map(str, bounded), str(dpor), *found]
 
 

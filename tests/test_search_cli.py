@@ -65,7 +65,8 @@ def test_dfs_cut_short_by_the_budget_says_nothing_was_verified(tmp_path: Path) -
 
 
 def test_pos_finds_a_bug_from_the_command_line(tmp_path: Path) -> None:
-    done = run_cli("check", f"{PROGRAMS / 'search_threads.py'}:lost_update", "--strategy", "pos", "--out", str(tmp_path))
+    program = f"{PROGRAMS / 'search_threads.py'}:lost_update"
+    done = run_cli("check", program, "--strategy", "pos", "--out", str(tmp_path))
     assert done.returncode == 1, done.stdout + done.stderr
 
 

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import functools
 import math
+from typing import Callable
 
 import pytest
 from helpers import controlled
 
-from dnsse.engine.choices import ChoiceKind
+from dnsse.engine.choices import ChoiceKind, Chooser
 from dnsse.engine.runner import ExecutionResult
 from dnsse.search.brute_force import Schedule, all_schedules
 from dnsse.search.dependency import canonical_order
@@ -47,7 +48,10 @@ def equivalence_class(result: ExecutionResult) -> tuple:
     return canonical_order(result.history, result.created_at), values
 
 
-def run_dfs(run, bound: int | None = None) -> tuple[DfsStrategy, list[ExecutionResult]]:  # type: ignore[no-untyped-def]
+def run_dfs(
+    run: Callable[[Chooser], ExecutionResult], bound: int | None = None
+) -> tuple[DfsStrategy, list[ExecutionResult]]:
+    """Run ``dfs`` until it has exhausted its tree; the strategy and every execution."""
     strategy = DfsStrategy(bound=bound)
     results = []
     while not strategy.exhausted:
@@ -119,7 +123,7 @@ def test_pct_hits_a_depth_d_bug_at_least_as_often_as_its_bound(spec: str, depth:
     probe = [s.result for s in brute_force(spec)]
     agents = max(len(r.agent_names) for r in probe)
     steps = max(sum(1 for c in r.choices if c.kind == ChoiceKind.AGENT) for r in probe)
-    trials = 300
+    trials = 200
     with controlled(spec) as run:
         hits = sum(run(PctChooser(seed, depth, steps)).bug is not None for seed in range(trials))
     bound = 1 / (agents * steps ** (depth - 1))
