@@ -60,7 +60,10 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--keep-going", action="store_true", help="go on after the first bug")
     check.add_argument("--out", type=Path, default=Path(".dnsse"), help="where traces go (default .dnsse/)")
     check.add_argument("--json", type=Path, default=None, metavar="PATH", help="write a JSON report here")
-    check.add_argument("--workers", type=int, default=1, help="parallel worker processes")
+    check.add_argument(
+        "--workers", type=int, default=1,
+        help="run executions in N parallel processes on this machine (default 1; not with dfs)",
+    )
     check.add_argument("--ray-address", default=None, metavar="ADDR", help="run the campaign on a Ray cluster")
     check.add_argument("--pct-depth", type=int, default=3, help="bug depth PCT aims at (default 3)")
     check.add_argument(
@@ -113,8 +116,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _refuse_unbuilt_options(arguments: argparse.Namespace) -> None:
-    if arguments.workers != 1:
-        raise BadInput("--workers other than 1 is not built yet; executions run in this process for now")
     if arguments.ray_address is not None:
         raise BadInput("--ray-address is not built yet; campaigns run on this machine for now")
     if arguments.max_steps < 1 or arguments.execution_timeout <= 0:
@@ -148,6 +149,7 @@ def _check(arguments: argparse.Namespace) -> int:
         faults=arguments.faults == "on",
         specs=arguments.spec,
         spec_files=arguments.spec_file,
+        workers=arguments.workers,
     )
 
     def announce(found: FoundBug) -> None:
@@ -162,6 +164,7 @@ def _check(arguments: argparse.Namespace) -> int:
         print(
             f"dnsse: checking {arguments.target} ({framework.name}{ranks}) with {arguments.strategy}, "
             f"budget {arguments.budget} executions, seed {arguments.seed}"
+            + (f", {arguments.workers} worker processes" if arguments.workers > 1 else "")
         )
         sys.stdout.flush()
 

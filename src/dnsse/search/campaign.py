@@ -9,6 +9,7 @@ from typing import Callable
 
 from dnsse.coverage.arcs import ArcRecorder, BranchCoverage
 from dnsse.engine.bugs import Bug
+from dnsse.engine.choices import Chooser
 from dnsse.engine.execution import Limits
 from dnsse.engine.runner import ExecutionResult, run_execution
 from dnsse.engine.target import LoadedTarget, TargetSpec
@@ -45,6 +46,8 @@ class CampaignConfig:
     spec_files: list[Path] = field(default_factory=list)
     # Inject the faults a program declares (Ray actor crashes, task retries).
     faults: bool = True
+    # Parallel worker processes on this machine (see dnsse.search.parallel).
+    workers: int = 1
 
 
 @dataclass
@@ -92,6 +95,73 @@ def preflight(target: LoadedTarget, framework: Framework) -> None:
         ) from None
 
 
+class Campaign:
+    """What every execution of one campaign shares, and the bugs it found so far.
+
+    The sequential loop and the parallel parent record bugs here (deduplicate,
+    minimize, write the trace, announce); parallel workers run their
+    executions through it, so specs, faults, limits and coverage apply alike.
+    """
+
+    def __init__(self, config: CampaignConfig, on_bug: Callable[[FoundBug], None] | None = None) -> None:
+        self.config = config
+        self.target, self.framework = load(config.target, config.framework, config.world_size, config.faults)
+        self.suite = load_suite(config.specs, config.spec_files, self.target.spec.path)
+        self.recorder = ArcRecorder(self.target.source_files) if config.coverage else None
+        self.found: list[FoundBug] = []
+        self.started = time.perf_counter()
+        self._monitors = [self.suite] if self.suite is not None else []
+        self._seen: set[tuple[str, str]] = set()
+        self._on_bug = on_bug
+
+    def out_of_time(self) -> bool:
+        budget = self.config.time_budget
+        return budget is not None and time.perf_counter() - self.started >= budget
+
+    def execute(self, chooser: Chooser) -> ExecutionResult:
+        """Run the target once with ``chooser``; the framework must be active."""
+        return run_execution(
+            self.target,
+            self.framework,
+            chooser,
+            self.config.limits,
+            trace_hook=self.recorder.compose if self.recorder is not None else None,
+            monitors=self._monitors,
+        )
+
+    def record(self, result: ExecutionResult, execution: int) -> FoundBug | None:
+        """The new bug of ``result`` (execution number ``execution``), minimized, written and announced.
+
+        ``None`` when the run passed or showed a bug already recorded. The
+        framework must be active: minimization runs the target again.
+        """
+        if result.bug is None or result.bug.signature() in self._seen:
+            return None
+        self._seen.add(result.bug.signature())
+        if self.config.minimize:
+            result = _minimized(self.target, self.framework, self.config, result, self.suite)
+        trace = _trace_of(self.config, self.target, self.framework, result, execution, self.suite)
+        path = write_trace(trace, self.config.out)
+        found = FoundBug(result.bug, execution, path, time.perf_counter() - self.started)
+        self.found.append(found)
+        if self._on_bug is not None:
+            self._on_bug(found)
+        return found
+
+    def result(self, strategy: str, executions: int, verified: dict | None = None) -> CampaignResult:
+        return CampaignResult(
+            target=str(self.target.spec),
+            framework=self.framework.name,
+            strategy=strategy,
+            world_size=self.config.world_size,
+            executions=executions,
+            elapsed_s=time.perf_counter() - self.started,
+            bugs=self.found,
+            coverage=self.recorder.coverage() if self.recorder is not None else None,
+            verified=verified,
+        )
+
+
 def run_campaign(
     config: CampaignConfig,
     on_bug: Callable[[FoundBug], None] | None = None,
@@ -101,63 +171,39 @@ def run_campaign(
     """Run executions until the budget, or the first bug unless ``keep_going``.
 
     ``on_execution`` sees every execution (its number from 1, its result, and
-    the arcs recorded so far when ``config.coverage`` is on).
+    the arcs recorded so far when ``config.coverage`` is on). With
+    ``config.workers > 1`` the executions run in worker processes.
     """
+    if config.workers < 1:
+        raise BadInput(f"--workers must be at least 1, got {config.workers}")
     strategy = make_strategy(config.strategy, config.seed, config.pct_depth, config.preemption_bound)
     if config.budget is not None and config.budget < 1:
         raise BadInput(f"--budget must be at least 1 execution, got {config.budget}")
-    target, framework = load(config.target, config.framework, config.world_size, config.faults)
-    suite = load_suite(config.specs, config.spec_files, target.spec.path)
-    monitors = [suite] if suite is not None else []
-    found: list[FoundBug] = []
-    seen: set[tuple[str, str]] = set()
-    started = time.perf_counter()
+    if config.workers > 1:
+        # Imported here because the parallel campaign is built on this module.
+        from dnsse.search.parallel import run_parallel
+
+        return run_parallel(config, strategy, on_bug, on_start, on_execution)
+    campaign = Campaign(config, on_bug)
     executions = 0
-    recorder = ArcRecorder(target.source_files) if config.coverage else None
-    trace_hook = recorder.compose if recorder is not None else None
-    with framework.activate():
-        preflight(target, framework)
+    with campaign.framework.activate():
+        preflight(campaign.target, campaign.framework)
         if on_start is not None:
-            on_start(target, framework)
+            on_start(campaign.target, campaign.framework)
         while not _exhausted(strategy) and (config.budget is None or executions < config.budget):
-            if config.time_budget is not None and time.perf_counter() - started >= config.time_budget:
+            if campaign.out_of_time():
                 break
-            result = run_execution(
-                target,
-                framework,
-                strategy.chooser_for(executions),
-                config.limits,
-                trace_hook=trace_hook,
-                monitors=monitors,
-            )
+            result = campaign.execute(strategy.chooser_for(executions))
             executions += 1
             strategy.observe(result)
             if on_execution is not None:
-                on_execution(executions, result, recorder)
-            if result.bug is None or result.bug.signature() in seen:
-                continue
-            seen.add(result.bug.signature())
-            if config.minimize:
-                result = _minimized(target, framework, config, result, suite)
-            path = write_trace(_trace_of(config, target, framework, result, executions, suite), config.out)
-            bug = FoundBug(result.bug, executions, path, time.perf_counter() - started)
-            found.append(bug)
-            if on_bug is not None:
-                on_bug(bug)
-            if not config.keep_going:
+                on_execution(executions, result, campaign.recorder)
+            if campaign.record(result, executions) is not None and not config.keep_going:
                 break
-    return CampaignResult(
-        target=str(target.spec),
-        framework=framework.name,
-        strategy=strategy.name,
-        world_size=config.world_size,
-        executions=executions,
-        elapsed_s=time.perf_counter() - started,
-        bugs=found,
-        coverage=recorder.coverage() if recorder is not None else None,
-        # A bug-free exhausted search is a statement; with a bug, the bug is the news.
-        verified=strategy.verified() if _exhausted(strategy) and not found else None,  # type: ignore[attr-defined]
-    )
+    # A bug-free exhausted search is a statement; with a bug, the bug is the news.
+    finished_clean = _exhausted(strategy) and not campaign.found
+    verified = strategy.verified() if finished_clean else None  # type: ignore[attr-defined]
+    return campaign.result(strategy.name, executions, verified)
 
 
 def _exhausted(strategy: object) -> bool:
