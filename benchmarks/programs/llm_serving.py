@@ -24,9 +24,10 @@ Entry points (``FUNC()``, threads):
   vllm-project/vllm#17834 (``can_allocate`` and ``allocate`` disagree,
   ``NoFreeBlocksError``) and the TOCTOU race of vllm-project/vllm#39702.
 - ``main_bug_refcount``: ``fork`` bumps the shared blocks' reference counts
-  outside the lock while the engine frees a finished sibling; a lost update
-  leaves a count one too low, and the block is freed while still in use
-  ("Double free!", vllm-project/vllm#1556, fixed in vllm-project/vllm#3347).
+  outside the lock while the engine may be releasing the finished parent; a
+  lost update leaves a freed block with a live count, and it is handed out
+  again while still shared ("Double free!", vllm-project/vllm#1556, fixed in
+  vllm-project/vllm#3347).
 """
 
 import threading
@@ -35,10 +36,10 @@ from collections import deque
 from dnsse import emit
 
 DNSSE_SPECS = [
-    # A block is never handed out again before it was freed.
-    "G(block_alloc -> !F(block_alloc_same & !O(block_free)))",
     # Every admitted request eventually finishes.
     "G(admit -> F(finish))",
+    # Nothing finishes that was not admitted, and nothing is freed that was not allocated.
+    "G((finish -> O(admit)) & (block_free -> O(block_alloc)))",
 ]
 
 BLOCK_SIZE = 2
@@ -139,11 +140,12 @@ class Engine:
                 seen = self.submissions
             for seq in admitted:
                 emit("admit", seq=seq)
-            if not self._decode() and not admitted:
-                # Stuck on blocks that a request still being submitted holds: sleep
-                # until it arrives instead of spinning.
+            if not self._decode():
+                # Stuck on blocks that a request still being submitted holds (a fork
+                # shares its parent's blocks before it is queued): sleep until it
+                # arrives instead of spinning through preemptions.
                 with self.arrived:
-                    while self.submissions == seen:
+                    while self.submissions == seen and self.submissions < self.expected:
                         self.arrived.wait()
 
     def _admit(self) -> list[str]:

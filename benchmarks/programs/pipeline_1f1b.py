@@ -6,8 +6,9 @@ schedule of Megatron-LM and ``torch.distributed.pipelining.Schedule1F1B``:
 stage ``s`` runs ``min(stages - s - 1, microbatches)`` warm-up forwards, then
 alternates one forward and one backward, then drains the remaining
 backwards. Activations travel down the pipeline and gradients up it; in the
-steady state a stage posts its send and its receive together
-(``batch_isend_irecv``), as Megatron does to avoid the send/send deadlock.
+steady state a stage posts its send and its receive together (``isend`` and
+``irecv``, then waits on both), as Megatron does to avoid the send/send
+deadlock.
 
 Correctness: after each step every stage's weight gradient equals the one a
 sequential (non-pipelined) run of the same microbatches computes (``assert``),
@@ -27,7 +28,8 @@ step of ``microbatches`` and then the epoch's short last batch of
 - ``main_bug_any_source``: the middle stage receives its gradient with an
   any-source ``irecv`` (``src=None``) and the same tag as activations. When the
   previous stage's next activation is already waiting, the receive matches it
-  instead of the gradient and the stage back-propagates garbage. Modelled on
+  instead of the gradient and the stage back-propagates garbage (or the
+  pipeline hangs on the message it took). Modelled on
   pmodels/mpich#3197 and openpmix/openpmix#3854 (a receive matched another
   peer's message posted on the same tag).
 """
@@ -113,8 +115,7 @@ class Stage:
         if self.last:
             return self.outputs.pop(index)
         grad = torch.zeros(WIDTH)
-        ops = [dist.P2POp(dist.isend, output, self.rank + 1), dist.P2POp(dist.irecv, grad, self.grad_source())]
-        for work in dist.batch_isend_irecv(ops):
+        for work in (dist.isend(output, self.rank + 1), dist.irecv(grad, self.grad_source())):
             work.wait()
         return grad
 
@@ -122,8 +123,7 @@ class Stage:
         if self.first:
             return microbatch(index)
         inputs = torch.zeros(WIDTH)
-        ops = [dist.P2POp(dist.isend, grad, self.rank - 1), dist.P2POp(dist.irecv, inputs, self.rank - 1)]
-        for work in dist.batch_isend_irecv(ops):
+        for work in (dist.isend(grad, self.rank - 1), dist.irecv(inputs, self.rank - 1)):
             work.wait()
         return inputs
 

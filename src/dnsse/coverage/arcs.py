@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dis
 import functools
+import os
 import types
 from dataclasses import dataclass
 from pathlib import Path
@@ -117,7 +118,8 @@ def _frame_tracer(frame: types.FrameType, arcs: set[Arc], inner_local: object) -
 
 def branch_coverage(path: str | Path, executed: Iterable[Arc]) -> BranchCoverage:
     """Branches of ``path`` and how many of them the ``executed`` arcs took."""
-    analysis = _static_analysis(str(path))
+    # Keyed by modification time too: a file edited during a long process is parsed again.
+    analysis = _static_analysis(str(path), os.stat(path).st_mtime_ns)
     possible, exit_counts, no_branch, translate = analysis
     branch_lines = {line for line, count in exit_counts.items() if count > 1}
     total = sum(exit_counts[line] for line in branch_lines)
@@ -146,7 +148,7 @@ def _normalize(executed: Iterable[Arc], possible: set[Arc], translate: Callable[
 
 
 @functools.lru_cache(maxsize=64)
-def _static_analysis(path: str) -> tuple[set[Arc], dict[int, int], set[int], Callable[[Iterable[Arc]], set[Arc]]]:
+def _static_analysis(path: str, mtime_ns: int) -> tuple[set[Arc], dict[int, int], set[int], Callable[[Iterable[Arc]], set[Arc]]]:
     parser = PythonParser(filename=path, exclude=join_regex(DEFAULT_EXCLUDE))
     parser.parse_source()
     no_branch = parser.lines_matching(join_regex(DEFAULT_PARTIAL + DEFAULT_PARTIAL_ALWAYS))
