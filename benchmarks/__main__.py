@@ -139,13 +139,19 @@ def publish(results: dict, table: str) -> None:
         "strategy that exists, against a stress baseline that runs the same programs uncontrolled "
         "(real gloo in processes, real threads, real Ray) and, on three classic plain-threads bugs "
         "(`benchmarks/peer_programs/`), against the Python peers frontrun, interleave-test and ploom.\n\n"
-        "Regenerate (about half an hour on the machine below; `--quick` takes a few minutes):\n\n"
+        "Regenerate (`--quick`, a smaller budget, takes about four minutes here):\n\n"
         "```\n.venv/bin/pip install -e '.[bench]'\nbash benchmarks/setup_peers.sh   # the peers, optional\n"
         f"{results['command']}\n```\n\n"
         f"Machine: {m['cpus']} CPUs, {m['memory']} memory, Python {m['python']}, torch {m['torch']}, "
         f"{m['platform']}. The run took {results['elapsed_s']}s.\n\n"
         "Results: `benchmarks/results/latest.json` (every campaign), `latest.md` (this table), "
         "`coverage.png` (coverage against executions per strategy).\n\n"
+        "How to read it: every dnsse campaign runs with branch coverage on (a line tracer in every agent, "
+        "so executions/s are lower than plain `dnsse check`) and checks the program's own `DNSSE_SPECS` "
+        "besides its `assert`s; `dfs` ignores seeds and runs once per variant. A stress hang is counted "
+        "when a run exceeds its timeout, so its seconds to the bug include that timeout; Ray's workers are "
+        "separate processes, so Ray programs have no stress coverage. Peers' executions/s include their "
+        "own set-up inside the search call.\n\n"
         + table
     )
     (Path(__file__).resolve().parent.parent / "BENCHMARKS.md").write_text(text, encoding="utf-8")
