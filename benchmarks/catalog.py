@@ -14,7 +14,7 @@ class Variant:
     """One entry point of a program: the correct version, or one seeded bug."""
 
     entry: str
-    # The bug class seeded, as the issue names it; None for the correct version.
+    # The class of the seeded bug; None for the correct version.
     bug: str | None = None
     # The report kinds that count as finding this bug (any report counts as a find,
     # the table also says whether its kind was one of these).
