@@ -100,6 +100,26 @@ class LoadedTarget:
     def release(self, module: types.ModuleType) -> None:
         sys.modules.pop(module.__name__, None)
 
+    def entry_point_inputs(self, check: typing.Callable[[typing.Callable], None], skip: int = 0) -> list[InputParameter]:
+        """Run the module once, let ``check`` vet the entry point, and list its inputs.
+
+        An exception while the module runs is bad input: the user must make
+        the module import cleanly before anything can be checked.
+        """
+        try:
+            module = self.instantiate()
+        except Exception as error:  # noqa: BLE001 - whatever the module raises, the user must fix it
+            raise BadInput(
+                f"importing {self.spec.path} raised {type(error).__name__}: {error}; "
+                "fix the module so that it imports cleanly (run it with plain Python to see the whole error)"
+            ) from None
+        try:
+            function = self.entry_point(module)
+            check(function)
+            return input_parameters(function, skip)
+        finally:
+            self.release(module)
+
     def entry_point(self, module: types.ModuleType) -> typing.Callable:
         function = getattr(module, self.spec.function, None)
         if not callable(function):
@@ -156,3 +176,19 @@ def input_parameters(function: typing.Callable, skip: int = 0) -> list[InputPara
         if hint in (int, float, bool):
             found.append(InputParameter(parameter.name, hint, parameter.default, bounds))
     return found
+
+
+def require_no_positional_parameters(function: typing.Callable, role: str) -> None:
+    """Entry points called as ``FUNC(**inputs)`` may not require any parameter."""
+    import inspect
+
+    required = [
+        p.name
+        for p in inspect.signature(function).parameters.values()
+        if p.default is inspect.Parameter.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+    ]
+    if required:
+        raise BadInput(
+            f"{role} is called with no positional arguments, but it requires {', '.join(required)}; "
+            "give them defaults (inputs are keyword parameters with defaults)"
+        )

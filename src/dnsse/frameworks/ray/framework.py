@@ -27,21 +27,18 @@ Events for specifications (actors are named ``Class#N``, tasks by function):
 
 from __future__ import annotations
 
-import inspect
 import traceback
-import types
 from typing import ContextManager
 
 from dnsse.engine.agent import ThreadAgent
 from dnsse.engine.bugs import Bug, BugKind
 from dnsse.engine.execution import Execution, ExecutionAborted
-from dnsse.engine.target import InputParameter, LoadedTarget, input_parameters
-from dnsse.errors import BadInput
+from dnsse.engine.target import InputParameter, LoadedTarget, require_no_positional_parameters
 from dnsse.frameworks.ray.deadlock import explain_deadlock
 from dnsse.frameworks.ray.errors import RayTaskError
 from dnsse.frameworks.ray.modules import controlled_ray
 from dnsse.frameworks.ray.runtime import RayRuntime, install_runtime
-from dnsse.frameworks.threads.shared_state import SharedStatePlan
+from dnsse.frameworks.threads.shared_state import plan_for
 
 
 class RayFramework:
@@ -49,30 +46,16 @@ class RayFramework:
 
     def __init__(self, faults: bool = True) -> None:
         self.faults = faults
-        # By the id of the module's code; the code object is kept alongside so
-        # that the id cannot be reused by another target's code.
-        self._plans: dict[int, tuple[types.CodeType, SharedStatePlan]] = {}
 
     def activate(self) -> ContextManager[None]:
         return controlled_ray()
 
     def inputs(self, target: LoadedTarget) -> list[InputParameter]:
-        try:
-            module = target.instantiate()
-        except Exception as error:  # noqa: BLE001 - any import failure is bad input
-            raise BadInput(
-                f"importing {target.spec.path} raised {type(error).__name__}: {error}; "
-                "fix the module so that it imports cleanly"
-            ) from None
-        try:
-            function = target.entry_point(module)
-            _check_signature(target, function)
-            return input_parameters(function)
-        finally:
-            target.release(module)
+        role = f"{target.spec}, the driver of a Ray program,"
+        return target.entry_point_inputs(lambda function: require_no_positional_parameters(function, role))
 
     def start(self, execution: Execution, target: LoadedTarget, inputs: dict[str, object]) -> None:
-        runtime = RayRuntime(execution, self.faults, self._plan(target))
+        runtime = RayRuntime(execution, self.faults, plan_for(target))
         install_runtime(runtime)
         execution.deadlock_explainers.append(lambda blocked: explain_deadlock(execution, blocked))
 
@@ -100,26 +83,6 @@ class RayFramework:
 
     def finish(self, execution: Execution) -> Bug | None:
         return None
-
-    def _plan(self, target: LoadedTarget) -> SharedStatePlan:
-        entry = self._plans.get(id(target.code))
-        if entry is None:
-            entry = (target.code, SharedStatePlan(target.code))
-            self._plans[id(target.code)] = entry
-        return entry[1]
-
-
-def _check_signature(target: LoadedTarget, function: types.FunctionType) -> None:
-    required = [
-        p.name
-        for p in inspect.signature(function).parameters.values()
-        if p.default is inspect.Parameter.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
-    ]
-    if required:
-        raise BadInput(
-            f"{target.spec} is the driver of a Ray program and is called with no positional arguments, "
-            f"but it requires {', '.join(required)}; give them defaults (inputs are keyword parameters with defaults)"
-        )
 
 
 def _driver_traceback(error: RayTaskError, source_files: frozenset[str]) -> str:

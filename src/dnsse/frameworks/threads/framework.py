@@ -2,50 +2,31 @@
 
 from __future__ import annotations
 
-import inspect
-import types
 from typing import ContextManager
 
 from dnsse.engine.agent import ThreadAgent
 from dnsse.engine.bugs import Bug
 from dnsse.engine.execution import Execution
-from dnsse.engine.target import InputParameter, LoadedTarget, input_parameters
-from dnsse.errors import BadInput
+from dnsse.engine.target import InputParameter, LoadedTarget, require_no_positional_parameters
 from dnsse.frameworks.threads.patching import controlled_threading
 from dnsse.frameworks.threads.runtime import runtime_for
-from dnsse.frameworks.threads.shared_state import SharedStatePlan, traced
+from dnsse.frameworks.threads.shared_state import plan_for, traced
 from dnsse.frameworks.threads.thread import adopt
 
 
 class ThreadsFramework:
     name = "threads"
 
-    def __init__(self) -> None:
-        # By the id of the module's code; the code object is kept alongside so
-        # that the id cannot be reused by another target's code.
-        self._plans: dict[int, tuple[types.CodeType, SharedStatePlan]] = {}
-
     def activate(self) -> ContextManager[None]:
         return controlled_threading()
 
     def inputs(self, target: LoadedTarget) -> list[InputParameter]:
-        try:
-            module = target.instantiate()
-        except Exception as error:  # noqa: BLE001 - any import failure is bad input
-            raise BadInput(
-                f"importing {target.spec.path} raised {type(error).__name__}: {error}; "
-                "fix the module so that it imports cleanly"
-            ) from None
-        try:
-            function = target.entry_point(module)
-            _check_signature(target, function)
-            return input_parameters(function)
-        finally:
-            target.release(module)
+        role = f"{target.spec} (a threads program's entry point)"
+        return target.entry_point_inputs(lambda function: require_no_positional_parameters(function, role))
 
     def start(self, execution: Execution, target: LoadedTarget, inputs: dict[str, object]) -> None:
         runtime = runtime_for(execution)
-        runtime.plan = self._plan(target)
+        runtime.plan = plan_for(target)
 
         def body() -> None:
             with traced(main, runtime.plan):
@@ -62,23 +43,3 @@ class ThreadsFramework:
 
     def finish(self, execution: Execution) -> Bug | None:
         return None
-
-    def _plan(self, target: LoadedTarget) -> SharedStatePlan:
-        entry = self._plans.get(id(target.code))
-        if entry is None:
-            entry = (target.code, SharedStatePlan(target.code))
-            self._plans[id(target.code)] = entry
-        return entry[1]
-
-
-def _check_signature(target: LoadedTarget, function: types.FunctionType) -> None:
-    required = [
-        p.name
-        for p in inspect.signature(function).parameters.values()
-        if p.default is inspect.Parameter.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
-    ]
-    if required:
-        raise BadInput(
-            f"{target.spec} is called with no positional arguments under the threads framework, "
-            f"but it requires {', '.join(required)}; give them defaults (inputs are keyword parameters with defaults)"
-        )

@@ -33,10 +33,12 @@ import os
 import queue
 import sys
 import types
+import weakref
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
 from dnsse.engine.agent import ThreadAgent
+from dnsse.engine.target import LoadedTarget
 from dnsse.engine.operation import Access, Operation
 
 _MISSING = object()
@@ -78,6 +80,17 @@ class _Instruction:
     argval: object
     line: int | None
     jump_target: bool
+
+
+_plans: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def plan_for(target: LoadedTarget) -> SharedStatePlan:
+    """The plan of ``target``'s code, made once per loaded target (a campaign)."""
+    plan = _plans.get(target)
+    if plan is None:
+        plan = _plans[target] = SharedStatePlan(target.code)
+    return plan
 
 
 class SharedStatePlan:

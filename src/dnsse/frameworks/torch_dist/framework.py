@@ -23,7 +23,7 @@ from typing import Callable, ContextManager
 from dnsse.engine.agent import ThreadAgent
 from dnsse.engine.bugs import Bug
 from dnsse.engine.execution import Execution
-from dnsse.engine.target import InputParameter, LoadedTarget, input_parameters
+from dnsse.engine.target import InputParameter, LoadedTarget
 from dnsse.errors import BadInput
 from dnsse.frameworks.torch_dist.collectives import Collectives
 from dnsse.frameworks.torch_dist.groups import WORLD_NAME, ProcessGroup
@@ -53,13 +53,7 @@ class TorchFramework:
     def inputs(self, target: LoadedTarget) -> list[InputParameter]:
         if self._inputs is not None and self._inputs[0] is target:
             return self._inputs[1]
-        module = target.instantiate()
-        try:
-            function = target.entry_point(module)
-            _check_entry_point(function, str(target.spec))
-            found = input_parameters(function, skip=2)
-        finally:
-            target.release(module)
+        found = target.entry_point_inputs(lambda function: _check_entry_point(function, str(target.spec)), skip=2)
         self._inputs = (target, found)
         return found
 
