@@ -139,7 +139,7 @@ class Campaign:
             return None
         self._seen.add(result.bug.signature())
         if self.config.minimize:
-            result = _minimized(self.target, self.framework, self.config, result, self.suite)
+            result = self._minimized(result)
         trace = _trace_of(self.config, self.target, self.framework, result, execution, self.suite)
         path = write_trace(trace, self.config.out)
         found = FoundBug(result.bug, execution, path, time.perf_counter() - self.started)
@@ -147,6 +147,20 @@ class Campaign:
         if self._on_bug is not None:
             self._on_bug(found)
         return found
+
+    def _minimized(self, result: ExecutionResult) -> ExecutionResult:
+        """The same bug with as few preemptions as minimization finds (the found run if none)."""
+        assert result.bug is not None
+        inputs = result.inputs
+        smaller = minimize(
+            # Without the coverage hook: shrinking runs are not part of the search.
+            lambda chooser: run_execution(
+                self.target, self.framework, chooser, self.config.limits, inputs=inputs, monitors=self._monitors
+            ),
+            result.choices,
+            result.bug.signature(),
+        )
+        return smaller if smaller is not None else result
 
     def result(self, strategy: str, executions: int, verified: dict | None = None) -> CampaignResult:
         return CampaignResult(
@@ -209,22 +223,6 @@ def run_campaign(
 def _exhausted(strategy: object) -> bool:
     """Whether a systematic strategy has nothing left to try (random ones never do)."""
     return bool(getattr(strategy, "exhausted", False))
-
-
-def _minimized(
-    target: LoadedTarget, framework: Framework, config: CampaignConfig, result: ExecutionResult, suite: SpecSuite | None
-) -> ExecutionResult:
-    """The same bug with as few preemptions as minimization finds (the found run if none)."""
-    assert result.bug is not None
-    inputs = result.inputs
-    smaller = minimize(
-        lambda chooser: run_execution(
-            target, framework, chooser, config.limits, inputs=inputs, monitors=[suite] if suite is not None else []
-        ),
-        result.choices,
-        result.bug.signature(),
-    )
-    return smaller if smaller is not None else result
 
 
 def _trace_of(
