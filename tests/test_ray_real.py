@@ -42,7 +42,7 @@ def test_a_correct_program_gives_the_same_results_under_real_ray_and_under_contr
     controlled: list[dict] = []
     with framework.activate():
         for seed in range(10):
-            result = run_execution(target, framework, SeededChooser(seed), inputs={"sink": controlled})
+            result = run_execution(target, framework, SeededChooser(seed), pinned={"sink": controlled})
             assert result.bug is None, result.bug.render()
     # Real Ray stays imported beside the controlled runtime, and comes back after it.
     assert sys.modules["ray"] is real_ray

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from dnsse.engine.execution import current_agent
-from dnsse.engine.target import Range
+from dnsse.engine.inputs import Range, TensorSpec
 
-__all__ = ["emit", "Range"]
+__all__ = ["emit", "Range", "TensorSpec"]
 
 
 def emit(name: str, **fields: object) -> None:

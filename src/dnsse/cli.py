@@ -64,6 +64,10 @@ def _parser() -> argparse.ArgumentParser:
         "--workers", type=int, default=1,
         help="run executions in N parallel processes on this machine (default 1; not with dfs)",
     )
+    check.add_argument(
+        "--input", action="append", default=[], metavar="NAME=VALUE",
+        help="pin an input of the entry point to one value (repeatable); the others are explored",
+    )
     check.add_argument("--ray-address", default=None, metavar="ADDR", help="run the campaign on a Ray cluster")
     check.add_argument("--pct-depth", type=int, default=3, help="bug depth PCT aims at (default 3)")
     check.add_argument(
@@ -150,11 +154,14 @@ def _check(arguments: argparse.Namespace) -> int:
         specs=arguments.spec,
         spec_files=arguments.spec_file,
         workers=arguments.workers,
+        inputs=_pinned_inputs(arguments.input),
     )
 
     def announce(found: FoundBug) -> None:
         print(f"\nfound a bug in execution {found.execution} ({found.elapsed_s:.2f}s):")
         print(_indent(found.bug.render()))
+        if found.inputs:
+            print(f"inputs: {_inputs_line(found.inputs)}")
         print(f"trace:  {found.trace_path}")
         print(f"replay: dnsse replay {_shell_path(found.trace_path)}")
         sys.stdout.flush()
@@ -207,7 +214,23 @@ def _replay(arguments: argparse.Namespace) -> int:
     verdict = "reproduced" if outcome.reproduced else "a different bug than the recorded one happened"
     print(f"{verdict}:")
     print(_indent(bug.render()))
+    if outcome.trace.inputs:
+        print(f"inputs: {_inputs_line(outcome.trace.inputs)}")
     return EXIT_BUG
+
+
+def _inputs_line(inputs: dict) -> str:
+    return ", ".join(f"{name}={value!r}" for name, value in inputs.items())
+
+
+def _pinned_inputs(given: list[str]) -> dict[str, str]:
+    pinned = {}
+    for item in given:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            raise BadInput(f"--input {item!r} is not of the form NAME=VALUE (for example --input batch=7)")
+        pinned[name.strip()] = value
+    return pinned
 
 
 def _indent(text: str) -> str:

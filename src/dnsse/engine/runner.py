@@ -7,7 +7,8 @@ from typing import Callable, Protocol, Sequence
 
 from dnsse.engine.bugs import Bug
 from dnsse.engine.choices import Choice, Chooser, ChoiceKind
-from dnsse.engine.execution import Event, Execution, Limits
+from dnsse.engine.execution import Event, Execution, ExecutionAborted, Limits
+from dnsse.engine.inputs import draw_inputs
 from dnsse.engine.isolation import fresh_working_directory, seed_random_generators
 from dnsse.engine.operation import Operation
 from dnsse.engine.target import LoadedTarget
@@ -46,12 +47,16 @@ def run_execution(
     framework: Framework,
     chooser: Chooser,
     limits: Limits = Limits(),
-    inputs: dict[str, object] | None = None,
+    pinned: dict[str, object] | None = None,
     trace_hook: Callable[[Callable | None], Callable] | None = None,
     monitors: Sequence[Monitor] = (),
 ) -> ExecutionResult:
     """Run ``target`` once; the framework's APIs must already be active.
 
+    Every explored input not in ``pinned`` takes its value from ``input``
+    choices, right after the seed; a chooser with an ``input_value`` method
+    (see :class:`~dnsse.engine.inputs.InputAware`) may hand the program a
+    stand-in for each drawn value (concolic execution traces through it).
     ``trace_hook`` composes a trace function into every agent's thread (see
     ``Execution.trace_hook``); branch coverage uses it. ``monitors`` watch
     the run (they may stop it with a bug) and judge it when it completed.
@@ -60,11 +65,22 @@ def run_execution(
     execution.trace_hook = trace_hook
     verdicts = [monitor.attach(execution) for monitor in monitors]
     seed = execution.chooser.next_value(ChoiceKind.SEED, SEED_OPTIONS)
-    if inputs is None:
-        inputs = {parameter.name: parameter.default for parameter in framework.inputs(target)}
+    parameters = framework.inputs(target)
+    try:
+        inputs = draw_inputs(parameters, lambda options: execution.choose_value(ChoiceKind.INPUT, options), pinned)
+    except ExecutionAborted:
+        return ExecutionResult(None, execution.chooser.choices, {}, 0, 0.0, divergence=execution.divergence)
+    given = inputs
+    stand_in = getattr(chooser, "input_value", None)
+    if stand_in is not None:
+        given = {
+            p.name: stand_in(p, inputs[p.name]) if p.name not in (pinned or {}) else inputs[p.name]
+            for p in parameters
+        }
+        given.update({k: v for k, v in inputs.items() if k not in given})
     with fresh_working_directory():
         seed_random_generators(seed)
-        framework.start(execution, target, inputs)
+        framework.start(execution, target, given)
         execution.run()
         if execution.bug is None and execution.divergence is None:
             bug = framework.finish(execution)

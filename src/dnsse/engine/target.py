@@ -3,33 +3,19 @@
 from __future__ import annotations
 
 import ast
+import enum
 import sys
 import types
 import typing
 from dataclasses import dataclass
 from pathlib import Path
 
+from dnsse.engine.inputs import InputParameter, Range, domain_for
 from dnsse.errors import BadInput
 
+__all__ = ["FRAMEWORKS", "InputParameter", "LoadedTarget", "Range", "TargetSpec"]
+
 FRAMEWORKS = ("torch", "ray", "threads")
-
-
-@dataclass(frozen=True)
-class Range:
-    """Bounds of an explored input: ``Annotated[int, dnsse.Range(0, 8)]``."""
-
-    low: float
-    high: float
-
-
-@dataclass(frozen=True)
-class InputParameter:
-    """A keyword parameter of the entry point that the search may vary."""
-
-    name: str
-    type: type
-    default: object
-    bounds: Range | None = None
 
 
 @dataclass(frozen=True)
@@ -120,6 +106,22 @@ class LoadedTarget:
         finally:
             self.release(module)
 
+    def localize(self, inputs: dict[str, object], module: types.ModuleType) -> dict[str, object]:
+        """``inputs`` with members of enums the target defines taken from ``module``.
+
+        Every execution runs a fresh copy of the module, with its own enum
+        classes: a member drawn from another copy would never be ``is`` the
+        program's own.
+        """
+        localized = dict(inputs)
+        for name, value in inputs.items():
+            cls = type(value)
+            if isinstance(value, enum.Enum) and cls.__module__.startswith("__dnsse_target_"):
+                own = getattr(module, cls.__qualname__, None)
+                if isinstance(own, type) and issubclass(own, enum.Enum):
+                    localized[name] = own[value.name]
+        return localized
+
     def entry_point(self, module: types.ModuleType) -> typing.Callable:
         function = getattr(module, self.spec.function, None)
         if not callable(function):
@@ -155,7 +157,7 @@ def detect_framework(tree: ast.Module) -> str:
 
 
 def input_parameters(function: typing.Callable, skip: int = 0) -> list[InputParameter]:
-    """Keyword parameters with a default and an int, float or bool annotation."""
+    """Keyword parameters with a default and an input annotation (see dnsse.engine.inputs)."""
     import inspect
 
     try:
@@ -165,16 +167,17 @@ def input_parameters(function: typing.Callable, skip: int = 0) -> list[InputPara
     parameters = list(inspect.signature(function).parameters.values())[skip:]
     found = []
     for parameter in parameters:
-        if parameter.default is inspect.Parameter.empty:
+        if parameter.default is inspect.Parameter.empty or parameter.name not in hints:
             continue
-        hint = hints.get(parameter.name)
-        bounds = None
+        hint = hints[parameter.name]
+        extras: tuple = ()
         if typing.get_origin(hint) is typing.Annotated:
-            base, *extras = typing.get_args(hint)
-            bounds = next((e for e in extras if isinstance(e, Range)), None)
-            hint = base
-        if hint in (int, float, bool):
-            found.append(InputParameter(parameter.name, hint, parameter.default, bounds))
+            hint, *rest = typing.get_args(hint)
+            extras = tuple(rest)
+        described = domain_for(hint, parameter.default, extras)
+        if described is not None:
+            kind, domain, bounds = described
+            found.append(InputParameter(parameter.name, kind, parameter.default, bounds, domain))
     return found
 
 

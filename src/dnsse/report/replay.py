@@ -9,7 +9,7 @@ from dnsse.engine.choices import ReplayChooser
 from dnsse.engine.runner import ExecutionResult, run_execution
 from dnsse.errors import BadInput
 from dnsse.report.trace import Trace, read_trace
-from dnsse.search.campaign import load, preflight
+from dnsse.search.campaign import load, pin_inputs, preflight
 from dnsse.spec.sources import load_suite
 
 
@@ -38,7 +38,9 @@ def replay(path: Path) -> ReplayOutcome:
             framework,
             ReplayChooser(trace.choices),
             trace.limits,
-            inputs=trace.inputs,
+            pinned=pin_inputs(
+                framework.inputs(target), {name: _text(trace.inputs[name]) for name in trace.pinned if name in trace.inputs}
+            ),
             monitors=[suite] if suite is not None else [],
         )
     if result.divergence is not None:
@@ -48,3 +50,8 @@ def replay(path: Path) -> ReplayOutcome:
             "(it reads the clock or real randomness); run `dnsse check` again to get a new trace."
         )
     return ReplayOutcome(trace, result)
+
+
+def _text(value: object) -> str:
+    """A recorded input value as ``--input`` would give it."""
+    return str(value).lower() if isinstance(value, bool) else str(value)

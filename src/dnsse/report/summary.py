@@ -24,6 +24,7 @@ def campaign_report(result: CampaignResult) -> dict:
                 "message": found.bug.message,
                 "execution": found.execution,
                 "trace": str(found.trace_path),
+                "inputs": found.inputs,
                 "details": found.bug.details,
             }
             for found in result.bugs

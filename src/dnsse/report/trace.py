@@ -38,6 +38,9 @@ class Trace:
     specs: list[str] = field(default_factory=list)
     # Whether faults were injected: replay must ask the same fault choices.
     faults: bool = True
+    # Inputs pinned by --input: replay passes them instead of drawing them
+    # from input choices. Every other input is drawn from the choices.
+    pinned: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict:
         return {
@@ -53,6 +56,7 @@ class Trace:
             "steps": self.steps,
             "specs": list(self.specs),
             "faults": self.faults,
+            "pinned": list(self.pinned),
             "bug": self.bug.to_json(),
             "choices": [choice.to_json() for choice in self.choices],
         }
@@ -118,10 +122,19 @@ def read_trace(path: Path) -> Trace:
             steps=int(raw.get("steps", 0)),
             specs=_specs(raw),
             faults=bool(raw.get("faults", True)),
+            pinned=_pinned(raw),
         )
     except (ValueError, TypeError, KeyError) as error:
         raise BadInput(f"the trace {path} is malformed: {error}") from None
     return trace
+
+
+def _pinned(raw: dict) -> list[str]:
+    """Traces written before inputs were choices pinned every input they list."""
+    pinned = raw.get("pinned", list(raw.get("inputs") or {}))
+    if not isinstance(pinned, list) or not all(isinstance(name, str) for name in pinned):
+        raise ValueError("the field 'pinned' must be a list of input names")
+    return pinned
 
 
 def _specs(raw: dict) -> list[str]:

@@ -12,6 +12,7 @@ from dnsse.engine.bugs import Bug
 from dnsse.engine.choices import Chooser
 from dnsse.engine.execution import Limits
 from dnsse.engine.runner import ExecutionResult, run_execution
+from dnsse.engine.inputs import InputParameter, show_value
 from dnsse.engine.target import LoadedTarget, TargetSpec
 from dnsse.errors import BadInput
 from dnsse.frameworks.base import Framework, framework_named
@@ -48,6 +49,8 @@ class CampaignConfig:
     faults: bool = True
     # Parallel worker processes on this machine (see dnsse.search.parallel).
     workers: int = 1
+    # Pinned inputs, NAME -> VALUE text as given to --input.
+    inputs: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -56,6 +59,8 @@ class FoundBug:
     execution: int
     trace_path: Path
     elapsed_s: float
+    # The input values of the bug's execution, as JSON shows them.
+    inputs: dict[str, object] = field(default_factory=dict)
 
 
 @dataclass
@@ -113,6 +118,15 @@ class Campaign:
         self._monitors = [self.suite] if self.suite is not None else []
         self._seen: set[tuple[str, str]] = set()
         self._on_bug = on_bug
+        self.pinned: dict[str, object] = {}
+
+    def prepare(self) -> None:
+        """Run the module once (an import error is bad input) and parse the pinned inputs.
+
+        The framework must be active.
+        """
+        preflight(self.target, self.framework)
+        self.pinned = pin_inputs(self.framework.inputs(self.target), self.config.inputs)
 
     def out_of_time(self) -> bool:
         budget = self.config.time_budget
@@ -125,6 +139,7 @@ class Campaign:
             self.framework,
             chooser,
             self.config.limits,
+            pinned=self.pinned,
             trace_hook=self.recorder.compose if self.recorder is not None else None,
             monitors=self._monitors,
         )
@@ -140,9 +155,9 @@ class Campaign:
         self._seen.add(result.bug.signature())
         if self.config.minimize:
             result = self._minimized(result)
-        trace = _trace_of(self.config, self.target, self.framework, result, execution, self.suite)
+        trace = _trace_of(self.config, self.target, self.framework, result, execution, self.suite, sorted(self.pinned))
         path = write_trace(trace, self.config.out)
-        found = FoundBug(result.bug, execution, path, time.perf_counter() - self.started)
+        found = FoundBug(result.bug, execution, path, time.perf_counter() - self.started, trace.inputs)
         self.found.append(found)
         if self._on_bug is not None:
             self._on_bug(found)
@@ -151,11 +166,10 @@ class Campaign:
     def _minimized(self, result: ExecutionResult) -> ExecutionResult:
         """The same bug with as few preemptions as minimization finds (the found run if none)."""
         assert result.bug is not None
-        inputs = result.inputs
         smaller = minimize(
             # Without the coverage hook: shrinking runs are not part of the search.
             lambda chooser: run_execution(
-                self.target, self.framework, chooser, self.config.limits, inputs=inputs, monitors=self._monitors
+                self.target, self.framework, chooser, self.config.limits, pinned=self.pinned, monitors=self._monitors
             ),
             result.choices,
             result.bug.signature(),
@@ -201,7 +215,7 @@ def run_campaign(
     campaign = Campaign(config, on_bug)
     executions = 0
     with campaign.framework.activate():
-        preflight(campaign.target, campaign.framework)
+        campaign.prepare()
         if on_start is not None:
             on_start(campaign.target, campaign.framework)
         while not _exhausted(strategy) and (config.budget is None or executions < config.budget):
@@ -220,6 +234,18 @@ def run_campaign(
     return campaign.result(strategy.name, executions, verified)
 
 
+def pin_inputs(parameters: list[InputParameter], given: dict[str, str]) -> dict[str, object]:
+    """The values of ``--input NAME=VALUE`` options; BadInput for an unknown name or a bad value."""
+    by_name = {parameter.name: parameter for parameter in parameters}
+    pinned = {}
+    for name, text in given.items():
+        if name not in by_name:
+            known = ", ".join(by_name) or "(none: the entry point has no typed keyword parameters with defaults)"
+            raise BadInput(f"--input {name}=...: the entry point has no input {name!r}; its inputs are: {known}")
+        pinned[name] = by_name[name].parse(text)
+    return pinned
+
+
 def _exhausted(strategy: object) -> bool:
     """Whether a systematic strategy has nothing left to try (random ones never do)."""
     return bool(getattr(strategy, "exhausted", False))
@@ -232,13 +258,15 @@ def _trace_of(
     result: ExecutionResult,
     execution: int,
     suite: SpecSuite | None,
+    pinned: list[str],
 ) -> Trace:
     assert result.bug is not None
     return Trace(
         target=str(target.spec),
         framework=framework.name,
         world_size=config.world_size,
-        inputs=result.inputs,
+        inputs={name: show_value(value) for name, value in result.inputs.items()},
+        pinned=pinned,
         choices=result.choices,
         limits=config.limits,
         bug=result.bug,

@@ -100,6 +100,8 @@ class DfsChooser:
     def next_value(self, kind: str, options: int) -> int:
         if kind == ChoiceKind.SEED:
             return SEED
+        if kind == ChoiceKind.INPUT:
+            return 0  # the default value: dfs enumerates schedules of one input, as `verified` says
         if self.blocked:
             return 0
         node = self._replayed()

@@ -51,7 +51,8 @@ from dnsse.engine.runner import ExecutionResult
 from dnsse.engine.target import LoadedTarget
 from dnsse.errors import BadInput
 from dnsse.frameworks.base import Framework
-from dnsse.search.campaign import Campaign, CampaignConfig, CampaignResult, FoundBug, preflight
+from dnsse.engine.inputs import show_value
+from dnsse.search.campaign import Campaign, CampaignConfig, CampaignResult, FoundBug
 from dnsse.search.registry import make_strategy
 from dnsse.search.strategy import Strategy
 
@@ -86,7 +87,7 @@ def run_parallel(
         )
     campaign = Campaign(config, on_bug)
     with campaign.framework.activate():
-        preflight(campaign.target, campaign.framework)
+        campaign.prepare()
         if on_start is not None:
             on_start(campaign.target, campaign.framework)
     workers = config.workers if config.budget is None else min(config.workers, config.budget)
@@ -312,7 +313,7 @@ def _run_share(settings: dict, stop: Event, send: Send) -> None:
     parent = multiprocessing.parent_process()
     reported: dict[str, set[Arc]] = {}
     with campaign.framework.activate():
-        preflight(campaign.target, campaign.framework)
+        campaign.prepare()
         for index in itertools.count(worker, workers):
             if config.budget is not None and index >= config.budget:
                 break
@@ -327,7 +328,7 @@ def _run_share(settings: dict, stop: Event, send: Send) -> None:
                 index=index,
                 bug=result.bug.to_json() if result.bug is not None else None,
                 choices=[choice.to_json() for choice in result.choices],
-                inputs=result.inputs,
+                inputs={name: show_value(value) for name, value in result.inputs.items()},
                 steps=result.steps,
                 elapsed_s=result.elapsed_s,
                 divergence=result.divergence,

@@ -62,7 +62,7 @@ class RayFramework:
         def body() -> None:
             module = target.instantiate()
             try:
-                target.entry_point(module)(**inputs)
+                target.entry_point(module)(**target.localize(inputs, module))
             except RayTaskError as error:
                 # Ray's own report: where the driver got it, and where the task raised it.
                 execution.fail(Bug(

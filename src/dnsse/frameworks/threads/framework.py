@@ -34,7 +34,7 @@ class ThreadsFramework:
                 # create locks and start threads.
                 module = target.instantiate()
                 try:
-                    target.entry_point(module)(**inputs)
+                    target.entry_point(module)(**target.localize(inputs, module))
                 finally:
                     target.release(module)
 

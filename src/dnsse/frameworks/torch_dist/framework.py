@@ -78,7 +78,7 @@ def _rank_body(target: LoadedTarget, rank: int, world_size: int, inputs: dict[st
     def body() -> None:
         module = target.instantiate()
         try:
-            target.entry_point(module)(rank, world_size, **inputs)
+            target.entry_point(module)(rank, world_size, **target.localize(inputs, module))
         finally:
             target.release(module)
 
