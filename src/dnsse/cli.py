@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shlex
 import sys
 import traceback
 from pathlib import Path
@@ -16,6 +15,7 @@ from typing import Sequence
 
 from dnsse.engine.execution import Limits
 from dnsse.errors import BadInput
+from dnsse.report.options import add_output_options
 from dnsse.search.registry import BUILT, DEFAULT, PLANNED
 
 EXIT_CLEAN, EXIT_BUG, EXIT_BAD_INPUT = 0, 1, 2
@@ -91,6 +91,7 @@ def _parser() -> argparse.ArgumentParser:
         "--execution-timeout", type=float, default=Limits.max_seconds, metavar="SECONDS",
         help="wall-clock limit of one execution",
     )
+    add_output_options(check)
     check.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
 
     replay = commands.add_parser("replay", help="re-run a recorded bug trace")
@@ -129,10 +130,9 @@ def _refuse_unbuilt_options(arguments: argparse.Namespace) -> None:
 
 
 def _check(arguments: argparse.Namespace) -> int:
-    from dnsse.engine.target import LoadedTarget
-    from dnsse.frameworks.base import Framework
     from dnsse.report.summary import campaign_report, write_json_atomically
-    from dnsse.search.campaign import CampaignConfig, FoundBug, run_campaign
+    from dnsse.report.console import CheckConsole
+    from dnsse.search.campaign import CampaignConfig, run_campaign
 
     _refuse_unbuilt_options(arguments)
     config = CampaignConfig(
@@ -155,29 +155,16 @@ def _check(arguments: argparse.Namespace) -> int:
         spec_files=arguments.spec_file,
         workers=arguments.workers,
         inputs=_pinned_inputs(arguments.input),
+        show_output=arguments.show_output,
     )
 
-    def announce(found: FoundBug) -> None:
-        print(f"\nfound a bug in execution {found.execution} ({found.elapsed_s:.2f}s):")
-        print(_indent(found.bug.render()))
-        if found.inputs:
-            print(f"inputs: {_inputs_line(found.inputs)}")
-        print(f"trace:  {found.trace_path}")
-        print(f"replay: dnsse replay {_shell_path(found.trace_path)}")
-        sys.stdout.flush()
-
-    def start(target: LoadedTarget, framework: Framework) -> None:
-        ranks = f", {arguments.world_size} ranks" if framework.name == "torch" else ""
-        print(
-            f"dnsse: checking {arguments.target} ({framework.name}{ranks}) with {arguments.strategy}, "
-            f"budget {arguments.budget} executions, seed {arguments.seed}"
-            + (f", {arguments.workers} worker processes" if arguments.workers > 1 else "")
-        )
-        sys.stdout.flush()
-
-    result = run_campaign(config, on_bug=announce, on_start=start)
+    console = CheckConsole(arguments)
+    result = run_campaign(config, on_bug=console.bug, on_start=console.start, on_execution=console.execution)
+    console.finish(result)
     if arguments.json is not None:
         write_json_atomically(campaign_report(result), arguments.json)
+    if arguments.quiet:
+        return EXIT_BUG if result.bugs else EXIT_CLEAN
     rate = result.executions / result.elapsed_s if result.elapsed_s > 0 else 0.0
     summary = (
         f"{len(result.bugs)} bug{'s' if len(result.bugs) != 1 else ''} in {result.executions} executions "
@@ -203,24 +190,11 @@ def _verified_line(verified: dict) -> str:
 
 
 def _replay(arguments: argparse.Namespace) -> int:
-    from dnsse.report.replay import replay
+    from dnsse.report.console import tell_replay
 
-    outcome = replay(arguments.trace)
-    bug = outcome.result.bug
-    print(f"dnsse: replaying {arguments.trace} ({outcome.trace.target}, {len(outcome.trace.choices)} choices)")
-    if bug is None:
-        print("the execution passed: the recorded bug did not happen")
-        return EXIT_CLEAN
-    verdict = "reproduced" if outcome.reproduced else "a different bug than the recorded one happened"
-    print(f"{verdict}:")
-    print(_indent(bug.render()))
-    if outcome.trace.inputs:
-        print(f"inputs: {_inputs_line(outcome.trace.inputs)}")
-    return EXIT_BUG
-
-
-def _inputs_line(inputs: dict) -> str:
-    return ", ".join(f"{name}={value!r}" for name, value in inputs.items())
+    story, text = tell_replay(arguments.trace)
+    print(text)
+    return EXIT_CLEAN if story.bug is None else EXIT_BUG
 
 
 def _pinned_inputs(given: list[str]) -> dict[str, str]:
@@ -231,20 +205,6 @@ def _pinned_inputs(given: list[str]) -> dict[str, str]:
             raise BadInput(f"--input {item!r} is not of the form NAME=VALUE (for example --input batch=7)")
         pinned[name.strip()] = value
     return pinned
-
-
-def _indent(text: str) -> str:
-    return "\n".join("  " + line for line in text.splitlines())
-
-
-def _shell_path(path: Path) -> str:
-    """The path as short as it can be for the user to paste: relative when below the cwd."""
-    absolute = path.resolve()
-    try:
-        text = str(absolute.relative_to(Path.cwd()))
-    except ValueError:
-        text = str(absolute)
-    return shlex.quote(text)
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ from dnsse.engine.execution import Event, Execution, ExecutionAborted, Limits
 from dnsse.engine.inputs import draw_inputs
 from dnsse.engine.isolation import fresh_working_directory, seed_random_generators
 from dnsse.engine.operation import Operation
+from dnsse.engine.output import CapturedOutput, captured_output
 from dnsse.engine.target import LoadedTarget
 from dnsse.frameworks.base import Framework
 
@@ -40,6 +41,8 @@ class ExecutionResult:
     # created, and the operation each unfinished agent was stopped at.
     created_at: list[int] = field(default_factory=list)
     pending: dict[int, Operation] = field(default_factory=dict)
+    # What the program printed, by agent (empty when output was not captured).
+    output: CapturedOutput = field(default_factory=CapturedOutput)
 
 
 def run_execution(
@@ -50,6 +53,7 @@ def run_execution(
     pinned: dict[str, object] | None = None,
     trace_hook: Callable[[Callable | None], Callable] | None = None,
     monitors: Sequence[Monitor] = (),
+    capture_output: bool = True,
 ) -> ExecutionResult:
     """Run ``target`` once; the framework's APIs must already be active.
 
@@ -60,6 +64,8 @@ def run_execution(
     ``trace_hook`` composes a trace function into every agent's thread (see
     ``Execution.trace_hook``); branch coverage uses it. ``monitors`` watch
     the run (they may stop it with a bug) and judge it when it completed.
+    With ``capture_output`` the program's prints are kept in the result
+    instead of reaching the terminal.
     """
     execution = Execution(chooser, limits, target.source_files)
     execution.trace_hook = trace_hook
@@ -78,7 +84,7 @@ def run_execution(
             for p in parameters
         }
         given.update({k: v for k, v in inputs.items() if k not in given})
-    with fresh_working_directory():
+    with fresh_working_directory(), captured_output(capture_output) as output:
         seed_random_generators(seed)
         framework.start(execution, target, given)
         execution.run()
@@ -104,4 +110,5 @@ def run_execution(
         agent_names=[agent.name for agent in execution.agents],
         created_at=execution.created_at,
         pending={agent.id: agent.pending for agent in execution.agents if not agent.done},
+        output=output,
     )

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Sequence
 
 from dnsse.engine.choices import ReplayChooser
-from dnsse.engine.runner import ExecutionResult, run_execution
+from dnsse.engine.runner import ExecutionResult, Monitor, run_execution
 from dnsse.errors import BadInput
 from dnsse.report.trace import Trace, read_trace
 from dnsse.search.campaign import load, pin_inputs, preflight
@@ -24,7 +25,8 @@ class ReplayOutcome:
         return bug is not None and bug.signature() == self.trace.bug.signature()
 
 
-def replay(path: Path) -> ReplayOutcome:
+def replay(path: Path, monitors: Sequence[Monitor] = ()) -> ReplayOutcome:
+    """Run the trace at ``path`` once; ``monitors`` watch the run besides the trace's specs."""
     trace = read_trace(path)
     target, framework = load(trace.target, trace.framework, trace.world_size, trace.faults)
     try:
@@ -41,7 +43,7 @@ def replay(path: Path) -> ReplayOutcome:
             pinned=pin_inputs(
                 framework.inputs(target), {name: _text(trace.inputs[name]) for name in trace.pinned if name in trace.inputs}
             ),
-            monitors=[suite] if suite is not None else [],
+            monitors=([suite] if suite is not None else []) + list(monitors),
         )
     if result.divergence is not None:
         raise BadInput(

@@ -51,6 +51,8 @@ class CampaignConfig:
     workers: int = 1
     # Pinned inputs, NAME -> VALUE text as given to --input.
     inputs: dict[str, str] = field(default_factory=dict)
+    # Let the program's prints through in every execution, instead of capturing them.
+    show_output: bool = False
 
 
 @dataclass
@@ -142,6 +144,7 @@ class Campaign:
             pinned=self.pinned,
             trace_hook=self.recorder.compose if self.recorder is not None else None,
             monitors=self._monitors,
+            capture_output=not self.config.show_output,
         )
 
     def record(self, result: ExecutionResult, execution: int) -> FoundBug | None:
@@ -169,7 +172,13 @@ class Campaign:
         smaller = minimize(
             # Without the coverage hook: shrinking runs are not part of the search.
             lambda chooser: run_execution(
-                self.target, self.framework, chooser, self.config.limits, pinned=self.pinned, monitors=self._monitors
+                self.target,
+                self.framework,
+                chooser,
+                self.config.limits,
+                pinned=self.pinned,
+                monitors=self._monitors,
+                capture_output=not self.config.show_output,
             ),
             result.choices,
             result.bug.signature(),

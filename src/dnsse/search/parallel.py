@@ -139,6 +139,7 @@ def _settings(config: CampaignConfig, target: LoadedTarget, worker: int, workers
             "specs": list(config.specs),
             "spec_files": [str(Path(path).resolve()) for path in config.spec_files],
             "faults": config.faults,
+            "show_output": config.show_output,
         }
     )
 
@@ -307,6 +308,7 @@ def _run_share(settings: dict, stop: Event, send: Send) -> None:
         specs=settings["specs"],
         spec_files=[Path(path) for path in settings["spec_files"]],
         faults=settings["faults"],
+        show_output=settings["show_output"],
     )
     campaign = Campaign(config)
     strategy = make_strategy(config.strategy, config.seed, config.pct_depth)

@@ -1,0 +1,237 @@
+"""The story of a bug: its recorded run, step by step, with the source line of each step.
+
+A trace holds only choices. To tell a person what happened, the trace is run
+once more with a step recorder: for every step, the agent, what it did, where
+in the program it stood, and whether the scheduler switched away from an
+agent that could have gone on (the preemptions a minimized schedule keeps are
+the ones the bug needs). The terminal, the HTML page and SARIF all read a
+:class:`Story`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Sequence
+
+from dnsse.engine.agent import Agent, StepAgent, ThreadAgent
+from dnsse.engine.bugs import Bug
+from dnsse.engine.choices import Chooser
+from dnsse.engine.execution import Event, Execution
+from dnsse.engine.location import LAUNCH_DIRECTORY, frame_location, short_path
+from dnsse.engine.operation import Operation
+from dnsse.engine.output import CapturedOutput
+from dnsse.report.replay import replay
+from dnsse.report.trace import Trace
+
+
+@dataclass
+class StoryStep:
+    """One step of the run: ``agent`` took it; ``lane`` is the agent it is shown under.
+
+    An async transfer's steps are shown under the rank that issued it.
+    ``switched_from`` names the agent that would have taken this step had
+    the schedule not chosen otherwise (the current agent, or the first
+    runnable one).
+    """
+
+    step: int
+    agent: str
+    lane: str
+    operation: str
+    detail: str
+    location: str | None
+    is_async: bool
+    switched_from: str | None = None
+
+
+@dataclass
+class SourceLine:
+    path: str
+    line: int
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}"
+
+
+@dataclass
+class Story:
+    trace: Trace
+    trace_path: Path
+    bug: Bug | None
+    reproduced: bool
+    lanes: list[str]
+    steps: list[StoryStep]
+    events: list[Event]
+    output: CapturedOutput
+    # Agents that finished before the run ended.
+    finished_lanes: set[str] = field(default_factory=set)
+    # The places the bug names (the failing call, both sides of a mismatch,
+    # the frames of an exception), innermost last.
+    bug_lines: list[SourceLine] = field(default_factory=list)
+
+    @property
+    def switches(self) -> int:
+        return sum(1 for step in self.steps if step.switched_from is not None)
+
+    def failing_step(self) -> StoryStep | None:
+        """The step that broke the run: the bug's step in its agent's lane, else the lane's last."""
+        bug = self.bug
+        if bug is None or not self.steps:
+            return None
+        mine = [step for step in self.steps if bug.agent is None or step.lane == bug.agent or step.agent == bug.agent]
+        candidates = [step for step in mine if bug.step is None or step.step <= bug.step] or mine
+        return candidates[-1] if candidates else self.steps[-1]
+
+
+class _StepRecorder:
+    """A monitor that writes down every step of one execution; it never judges."""
+
+    def __init__(self) -> None:
+        self.steps: list[StoryStep] = []
+        self.lanes: list[str] = []
+        self._execution: Execution | None = None
+        # step -> the agent that would have run there had the schedule not said otherwise
+        self._instead_of: dict[int, str] = {}
+
+    def attach(self, execution: Execution) -> Callable[[], Bug | None]:
+        self._execution = execution
+        execution.chooser.inner = _DecisionWatcher(execution.chooser.inner, execution, self._instead_of)
+        execution.step_observers.append(self._observe)
+        return lambda: None
+
+    def _observe(self, chosen: Agent, operation: Operation) -> None:
+        execution = self._execution
+        assert execution is not None
+        lane = self._lane_of(chosen, execution)
+        if lane not in self.lanes:
+            self.lanes.append(lane)
+        self.steps.append(
+            StoryStep(
+                step=execution.step,
+                agent=chosen.name,
+                lane=lane,
+                operation=operation.kind,
+                detail=describe(operation),
+                location=_location(chosen, execution.source_files),
+                is_async=isinstance(chosen, StepAgent),
+                switched_from=self._instead_of.get(execution.step),
+            )
+        )
+
+    @staticmethod
+    def _lane_of(agent: Agent, execution: Execution) -> str:
+        """A step agent belongs to the thread agent whose name its own name extends."""
+        if isinstance(agent, ThreadAgent):
+            return agent.name
+        owners = [a.name for a in execution.thread_agents() if agent.name.startswith(a.name + " ")]
+        return max(owners, key=len) if owners else agent.name
+
+
+class _DecisionWatcher:
+    """Passes the replayed answers through, noting each one that differs from the default.
+
+    The default is what minimization scores against: the current agent goes
+    on when it can, else the first runnable one. A minimized schedule keeps
+    only the non-default answers the bug needs, so these are its story.
+    """
+
+    def __init__(self, inner: Chooser, execution: Execution, instead_of: dict[int, str]) -> None:
+        self.inner = inner
+        self._execution = execution
+        self._instead_of = instead_of
+
+    def next_agent(self, runnable: Sequence[int], current: int | None, step: int) -> int:
+        index = self.inner.next_agent(runnable, current, step)
+        default = runnable.index(current) if current in runnable else 0
+        if index != default:
+            self._instead_of[step] = self._execution.agents[runnable[default]].name
+        return index
+
+    def next_value(self, kind: str, options: int) -> int:
+        return self.inner.next_value(kind, options)
+
+
+_LOCATION_ONLY = re.compile(r"[^\s]+:\d+")
+_VERBS = {"load": "reads", "store": "writes", "delete": "deletes"}
+
+
+def describe(operation: Operation) -> str:
+    """What a step does, in words: the operation's own text, or its access to a named object."""
+    detail = operation.detail
+    if detail and not _LOCATION_ONLY.fullmatch(detail):
+        action = operation.kind.rpartition(".")[2].lower()
+        return detail if action in detail.lower() else f"{operation.kind}: {detail}"
+    verb = _VERBS.get(operation.kind.rpartition(".")[2])
+    names = [name.partition(":")[2] or name for name, _ in operation.objects]
+    if verb is not None and names:
+        return f"{verb} {names[0]}"
+    return operation.kind
+
+
+def _location(agent: Agent, source_files: frozenset[str]) -> str | None:
+    """Where in the program ``agent`` stands: its innermost frame in the program's files."""
+    if not isinstance(agent, ThreadAgent) or agent.thread_ident is None:
+        return None
+    frame = sys._current_frames().get(agent.thread_ident)
+    while frame is not None:
+        if frame.f_code.co_filename in source_files:
+            return frame_location(frame)
+        frame = frame.f_back
+    return None
+
+
+_PY_LOCATION = re.compile(r"([\w./\\-]+\.py):(\d+)")
+_TRACEBACK_LOCATION = re.compile(r'File "([^"]+\.py)", line (\d+)')
+
+
+def bug_source_lines(bug: Bug) -> list[SourceLine]:
+    """The program lines a bug report names, in the order they appear, without repeats."""
+    found: list[SourceLine] = []
+    for text in [bug.message, *bug.details]:
+        for match in [*_TRACEBACK_LOCATION.finditer(text), *_PY_LOCATION.finditer(text)]:
+            path = short_path(match.group(1))
+            line = SourceLine(path, int(match.group(2)))
+            if line not in found and not _is_library(match.group(1)):
+                found.append(line)
+    return found
+
+
+_NOT_THE_PROGRAM = (sys.prefix, sys.base_prefix, str(Path(__file__).resolve().parents[1]))
+
+
+def _is_library(path: str) -> bool:
+    """A frame of Python, an installed package or dnsse itself, not of the program under test."""
+    return os.path.join(LAUNCH_DIRECTORY, path).startswith(_NOT_THE_PROGRAM)
+
+
+def tell(trace_path: Path) -> Story:
+    """Run the trace at ``trace_path`` once more, recording each step and the program's output."""
+    recorder = _StepRecorder()
+    outcome = replay(trace_path, monitors=[recorder])
+    result = outcome.result
+    bug = result.bug
+    story = Story(
+        trace=outcome.trace,
+        trace_path=trace_path,
+        bug=bug,
+        reproduced=outcome.reproduced,
+        lanes=_ordered_lanes(recorder.lanes, result.agent_names),
+        steps=recorder.steps,
+        events=result.events,
+        output=result.output,
+    )
+    unfinished = {result.agent_names[agent] for agent in result.pending}
+    story.finished_lanes = {lane for lane in story.lanes if lane in result.agent_names and lane not in unfinished}
+    if bug is not None:
+        story.bug_lines = bug_source_lines(bug)
+    return story
+
+
+def _ordered_lanes(lanes: list[str], agent_names: list[str]) -> list[str]:
+    """Lanes in the order their agents were created (rank 0 before rank 1, the driver first)."""
+    order = {name: index for index, name in enumerate(agent_names)}
+    return sorted(lanes, key=lambda lane: order.get(lane, len(order)))
