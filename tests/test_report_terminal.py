@@ -112,7 +112,7 @@ def test_the_story_counts_as_many_switches_as_the_minimized_trace_has_non_defaul
 
     with framework.activate():
         preflight(target, framework)
-        run_execution(target, framework, Counting(trace.choices), trace.limits, inputs=trace.inputs)
+        run_execution(target, framework, Counting(trace.choices), trace.limits)
     assert [step.step for step in story.steps if step.switched_from is not None] == deviations
     assert story.switches == 1
 
