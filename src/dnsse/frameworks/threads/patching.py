@@ -7,21 +7,36 @@ builds its mutex and conditions from ``threading`` at construction, so queues
 made under control are controlled with no queue-specific code; only the clock
 that ``queue`` bound at import is replaced, so its timeouts use virtual time.
 ``queue.SimpleQueue`` is C on a real lock, so it is replaced outright.
+asyncio gets a policy whose loops are controlled when an agent makes them
+(:mod:`.event_loop`). ``concurrent.futures``' module-wide lock is held across
+a thread start (a scheduling point), so it is a controlled lock too.
+
+An execution that ends unwinds its agents with ``ExecutionAborted``; library
+code that catches ``BaseException`` (a pool worker) logs it, and a callback
+of the garbage collector reports it as unraisable. Neither is the program's
+doing, so both are kept quiet.
 The engine uses ``_thread`` only, so none of this touches the scheduler.
 """
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures.thread
 import contextlib
+import logging
 import queue
+import sys
 import threading
 import time
-from typing import Iterator
+from typing import Any, Iterator
+
+from dnsse.engine.execution import ExecutionAborted
 
 from dnsse.frameworks.threads import clock, thread
 from dnsse.frameworks.threads.barrier import Barrier
 from dnsse.frameworks.threads.condition import Condition
 from dnsse.frameworks.threads.event import Event
+from dnsse.frameworks.threads.event_loop import ControlledPolicy
 from dnsse.frameworks.threads.lock import Lock, RLock
 from dnsse.frameworks.threads.semaphore import BoundedSemaphore, Semaphore
 from dnsse.frameworks.threads.simple_queue import SimpleQueue
@@ -51,17 +66,39 @@ _REPLACEMENTS = (
     (time, "time_ns", clock.wall_time_ns),
     (queue, "time", clock.monotonic),
     (queue, "SimpleQueue", SimpleQueue),
+    (concurrent.futures.thread, "_global_shutdown_lock", Lock()),
 )
+
+
+def _not_an_unwinding(record: logging.LogRecord) -> bool:
+    return not (record.exc_info and isinstance(record.exc_info[1], ExecutionAborted))
+
+
+def _quiet_unraisable(previous: Any) -> Any:
+    def hook(unraisable: Any) -> None:
+        if not isinstance(unraisable.exc_value, ExecutionAborted):
+            previous(unraisable)
+
+    return hook
 
 
 @contextlib.contextmanager
 def controlled_threading() -> Iterator[None]:
     """Install the controlled APIs; everything is restored on exit, also on error."""
     saved = [(module, name, getattr(module, name)) for module, name, _ in _REPLACEMENTS]
+    saved_policy = asyncio.get_event_loop_policy()
+    saved_unraisable = sys.unraisablehook
+    pool_logger = logging.getLogger("concurrent.futures")
     try:
         for module, name, replacement in _REPLACEMENTS:
             setattr(module, name, replacement)
+        asyncio.set_event_loop_policy(ControlledPolicy())
+        sys.unraisablehook = _quiet_unraisable(saved_unraisable)
+        pool_logger.addFilter(_not_an_unwinding)
         yield
     finally:
+        pool_logger.removeFilter(_not_an_unwinding)
+        sys.unraisablehook = saved_unraisable
+        asyncio.set_event_loop_policy(saved_policy)
         for module, name, original in reversed(saved):
             setattr(module, name, original)

@@ -130,9 +130,15 @@ class Thread:
         block_until(agent, operation, lambda: child.done, lambda: f"{self._name} to finish", timeout)
 
     def _join_from_outside(self, child: ThreadAgent, timeout: float | None) -> None:
-        """A thread outside control cannot be scheduled; it polls until the agent is done."""
+        """A thread outside control cannot be scheduled; it polls until the agent is done.
+
+        An agent of an execution that was cut short never finishes: it was
+        unwound. Joining it then returns, or interpreter exit would hang in
+        ``concurrent.futures``' exit hook, which joins every pool thread.
+        """
         deadline = None if timeout is None else clock.real_monotonic() + timeout
-        while not child.done and (deadline is None or clock.real_monotonic() < deadline):
+        execution = child.execution
+        while not (child.done or execution.aborted) and (deadline is None or clock.real_monotonic() < deadline):
             clock.real_sleep(_POLL_SECONDS)
 
     def is_alive(self) -> bool:

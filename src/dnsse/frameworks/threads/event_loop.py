@@ -1,0 +1,226 @@
+"""A controlled asyncio event loop: every task is an agent, and time is virtual.
+
+``asyncio.run``, ``new_event_loop`` and ``get_event_loop`` called by an agent
+give a :class:`ControlledLoop` (see :mod:`.patching`). asyncio's own futures,
+tasks, ``Lock``, ``Event``, ``Condition``, ``Semaphore``, ``Queue``,
+``wait_for``, ``gather`` and ``TaskGroup`` are pure bookkeeping on top of a
+loop's ``call_soon`` and ``call_at``, so they all run unchanged; only the loop
+is replaced:
+
+- Each asyncio task gets an agent of its own. The callbacks that step a task
+  (``__step``, ``__wakeup``) go to that agent, which runs them when the
+  scheduler picks it. So when several tasks are ready at once, which one goes
+  first is a scheduling choice, and a race across an ``await`` is explored as
+  a race between threads is.
+- The agent that runs the loop (the caller of ``asyncio.run``) runs the other
+  callbacks (future callbacks, ``call_soon`` of plain functions) and fires
+  timers.
+- At most one of them runs at a time, as on one real loop: the others wait
+  for the loop to be free. A task switch happens only at an ``await`` that
+  suspends.
+- Time is the execution's virtual clock (shared with ``time.monotonic``).
+  Timers fire in time order when their time has come, or when nothing else
+  can run (the loop then jumps to the earliest timer), so ``sleep`` and
+  ``wait_for`` take no real time at all.
+
+A loop whose every task waits for something no one will do is a deadlock,
+reported with where each task awaits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import heapq
+import os
+from asyncio import events
+from typing import Any
+
+from dnsse.engine.agent import ThreadAgent, Wait
+from dnsse.engine.execution import current_agent
+from dnsse.engine.operation import Access, Operation
+from dnsse.frameworks.threads.runtime import MONOTONIC_BASE, runtime_for
+from dnsse.frameworks.threads.shared_state import traced
+
+_TASK_TYPES: tuple[type, ...] = tuple({asyncio.Task, asyncio.tasks._PyTask})  # type: ignore[attr-defined]
+# Virtual times are sums of the program's delays; a timer is due within this much.
+_RESOLUTION = 1e-9
+
+
+class ControlledLoop(asyncio.BaseEventLoop):
+    """The event loop of one agent of an execution; created by the controlled policy."""
+
+    def __init__(self, owner: ThreadAgent) -> None:
+        super().__init__()
+        self._owner = owner
+        self._execution = owner.execution
+        self._runtime = runtime_for(owner.execution)
+        number = self._runtime.number("EventLoop")
+        self._object = f"loop#{number}"
+        self._clock_resolution = _RESOLUTION
+        # Who runs a callback of this loop right now (at most one, as on a real loop).
+        self._busy: ThreadAgent | None = None
+        self._task_handles: dict[asyncio.Task, collections.deque] = {}
+        self._loop_wait: Wait | None = None
+
+    # --------------------------------------------------------------- clock
+    def time(self) -> float:
+        return MONOTONIC_BASE + self._runtime.elapsed
+
+    def _timer_due(self) -> bool:
+        return bool(self._scheduled) and self._scheduled[0].when() <= self.time() + _RESOLUTION
+
+    def call_at(self, when: float, callback: Any, *args: Any, context: Any = None) -> asyncio.TimerHandle:
+        timer = super().call_at(when, callback, *args, context=context)
+        if self._loop_wait is not None:
+            # The loop's agent may now wake up when nothing else can run.
+            self._loop_wait.timed = True
+        return timer
+
+    # ----------------------------------------------------- routing callbacks
+    def _call_soon(self, callback: Any, args: Any, context: Any) -> asyncio.Handle:
+        task = getattr(callback, "__self__", None)
+        if not isinstance(task, _TASK_TYPES) or task.get_loop() is not self:
+            return super()._call_soon(callback, args, context)
+        handle = events.Handle(callback, args, self, context)
+        handles = self._task_handles.get(task)
+        if handles is None:
+            handles = self._task_handles[task] = collections.deque()
+            self._start_task_agent(task, handles)
+        handles.append(handle)
+        return handle
+
+    def _write_to_self(self) -> None:
+        """``call_soon_threadsafe`` needs no wake-up: waits are re-tested at every step."""
+
+    def _process_events(self, event_list: list) -> None:
+        """No selector: a controlled loop has no sockets or pipes."""
+
+    # ------------------------------------------------------------ task agents
+    def _start_task_agent(self, task: asyncio.Task, handles: collections.deque) -> None:
+        coroutine = task.get_coro()
+        what = getattr(coroutine, "__name__", None) or type(coroutine).__name__
+        label = f"Task-{self._runtime.number('asyncio.Task')} ({what})"
+        agent = ThreadAgent(self._execution, label, lambda: self._run_task(agent, task, handles), daemon=True)
+        agent.pending = self._step_operation(label)
+        agent.waiting = self._task_wait(task, handles)
+
+    def _run_task(self, agent: ThreadAgent, task: asyncio.Task, handles: collections.deque) -> None:
+        events._set_running_loop(self)
+        with traced(agent, self._runtime.plan):
+            # The agent was picked with a step of its task ready; after each
+            # step it waits, as a task waits for its next wake-up.
+            while True:
+                self._busy = agent
+                try:
+                    handles.popleft()._run()
+                finally:
+                    self._busy = None
+                if task.done() and not _has_live(handles):
+                    self._task_handles.pop(task, None)
+                    return
+                self._execution.block(agent, self._task_wait(task, handles), self._step_operation(agent.name))
+
+    def _task_wait(self, task: asyncio.Task, handles: collections.deque) -> Wait:
+        """A task goes on when its next callback is ready and the loop is free."""
+        return Wait(
+            lambda: self._busy is None and _has_live(handles),
+            lambda: _awaiting(task, self._execution.source_files),
+        )
+
+    def _step_operation(self, label: str) -> Operation:
+        # Every step of a loop's tasks touches the loop: steps of one loop never commute.
+        return Operation("asyncio.step", ((self._object, Access.SYNC),), label)
+
+    # ------------------------------------------------------- the loop's agent
+    def _run_once(self) -> None:
+        agent = current_agent()
+        if agent is None or agent.execution is not self._execution:
+            raise RuntimeError("a dnsse event loop runs only in the agent of the execution that created it")
+        self._drop_cancelled_timers()
+        wait = Wait(self._loop_may_run, self._describe_loop, timed=bool(self._scheduled))
+        self._loop_wait = wait
+        try:
+            expired = not self._execution.block(
+                agent, wait, Operation("asyncio.loop", ((self._object, Access.SYNC),), self._object)
+            )
+        finally:
+            self._loop_wait = None
+        if expired:
+            self._drop_cancelled_timers()
+            if self._scheduled:
+                self._runtime.advance_to(self._scheduled[0].when() - MONOTONIC_BASE)
+        self._busy = agent
+        try:
+            while self._timer_due():
+                timer = heapq.heappop(self._scheduled)
+                timer._scheduled = False
+                if not timer._cancelled:
+                    self._call_soon(timer._callback, timer._args, timer._context)
+            for _ in range(len(self._ready)):
+                handle = self._ready.popleft()
+                if not handle._cancelled:
+                    handle._run()
+        finally:
+            self._busy = None
+
+    def _loop_may_run(self) -> bool:
+        return self._busy is None and (bool(self._ready) or self._stopping or self._timer_due())
+
+    def _drop_cancelled_timers(self) -> None:
+        while self._scheduled and self._scheduled[0]._cancelled:
+            heapq.heappop(self._scheduled)._scheduled = False
+        self._timer_cancelled_count = 0
+
+    def _describe_loop(self) -> str:
+        tasks = [task for task in self._task_handles if not task.done()]
+        if not tasks:
+            return f"its event loop ({self._object}) to have work"
+        return f"its event loop's tasks ({len(tasks)} pending, none can go on)"
+
+    def close(self) -> None:
+        super().close()
+        for handles in self._task_handles.values():
+            handles.clear()
+        self._task_handles.clear()
+
+
+def _has_live(handles: collections.deque) -> bool:
+    while handles and handles[0]._cancelled:
+        handles.popleft()
+    return bool(handles)
+
+
+def _awaiting(task: asyncio.Task, source_files: frozenset[str]) -> str:
+    """What a suspended task awaits (``Event.wait()``), and where in the program."""
+    frames = _await_chain(task.get_coro())
+    if not frames:
+        return "its next wake-up"
+    innermost = frames[-1]
+    what = f"{innermost.f_code.co_qualname}()"
+    mine = [frame for frame in frames if frame.f_code.co_filename in source_files]
+    if not mine:
+        return what
+    where = mine[-1]
+    return f"{what} at {os.path.basename(where.f_code.co_filename)}:{where.f_lineno} in {where.f_code.co_name}"
+
+
+def _await_chain(coroutine: Any) -> list:
+    """The frames of a suspended coroutine and of what it awaits, outermost first."""
+    frames = []
+    while coroutine is not None:
+        frame = getattr(coroutine, "cr_frame", None) or getattr(coroutine, "gi_frame", None)
+        if frame is not None:
+            frames.append(frame)
+        coroutine = getattr(coroutine, "cr_await", None) or getattr(coroutine, "gi_yieldfrom", None)
+    return frames
+
+
+class ControlledPolicy(asyncio.DefaultEventLoopPolicy):
+    """Gives agents a controlled loop; every other thread gets a real one, as before."""
+
+    def new_event_loop(self) -> asyncio.AbstractEventLoop:
+        agent = current_agent()
+        if agent is None:
+            return super().new_event_loop()
+        return ControlledLoop(agent)

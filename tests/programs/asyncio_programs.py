@@ -1,0 +1,125 @@
+"""Small asyncio programs: each exercises one primitive under the controlled loop."""
+
+import asyncio
+
+
+async def _bump(state: dict, lock: asyncio.Lock | None) -> None:
+    if lock is None:
+        value = state["n"]
+        await asyncio.sleep(0)
+        state["n"] = value + 1
+        return
+    async with lock:
+        value = state["n"]
+        await asyncio.sleep(0)
+        state["n"] = value + 1
+
+
+def lost_update() -> None:
+    async def main() -> int:
+        state = {"n": 0}
+        await asyncio.gather(*(_bump(state, None) for _ in range(2)))
+        return state["n"]
+
+    assert asyncio.run(main()) == 2
+
+
+def locked_update() -> None:
+    async def main() -> int:
+        state = {"n": 0}
+        lock = asyncio.Lock()
+        async with asyncio.TaskGroup() as group:
+            for _ in range(3):
+                group.create_task(_bump(state, lock))
+        return state["n"]
+
+    assert asyncio.run(main()) == 3
+
+
+def queue_pipeline() -> None:
+    async def producer(queue: asyncio.Queue) -> None:
+        for i in range(4):
+            await queue.put(i)
+        await queue.put(None)
+
+    async def consumer(queue: asyncio.Queue, out: list) -> None:
+        while (item := await queue.get()) is not None:
+            out.append(item * 10)
+
+    async def main() -> list:
+        queue: asyncio.Queue = asyncio.Queue(maxsize=1)
+        out: list = []
+        await asyncio.gather(producer(queue), consumer(queue, out))
+        return out
+
+    assert asyncio.run(main()) == [0, 10, 20, 30]
+
+
+def condition_and_semaphore() -> None:
+    async def main() -> tuple:
+        condition = asyncio.Condition()
+        semaphore = asyncio.Semaphore(2)
+        ready: list = []
+        inside = {"now": 0, "most": 0}
+
+        async def worker(i: int) -> None:
+            async with semaphore:
+                inside["now"] += 1
+                inside["most"] = max(inside["most"], inside["now"])
+                await asyncio.sleep(0.5)
+                inside["now"] -= 1
+            async with condition:
+                ready.append(i)
+                condition.notify_all()
+
+        tasks = [asyncio.create_task(worker(i)) for i in range(4)]
+        async with condition:
+            await condition.wait_for(lambda: len(ready) == 4)
+        await asyncio.gather(*tasks)
+        return sorted(ready), inside["most"]
+
+    assert asyncio.run(main()) == ([0, 1, 2, 3], 2)
+
+
+def virtual_time() -> None:
+    async def main() -> tuple:
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        await asyncio.sleep(30)
+        try:
+            await asyncio.wait_for(asyncio.sleep(3600), timeout=60)
+            timed_out = False
+        except asyncio.TimeoutError:
+            timed_out = True
+        return loop.time() - start, timed_out
+
+    assert asyncio.run(main()) == (90.0, True)
+
+
+def forgotten_event() -> None:
+    async def main() -> None:
+        started = asyncio.Event()
+        done = asyncio.Event()
+
+        async def worker() -> None:
+            await started.wait()
+            done.set()
+
+        task = asyncio.create_task(worker())
+        await done.wait()  # nobody sets ``started``
+        await task
+
+    asyncio.run(main())
+
+
+def sleep_ordering() -> None:
+    async def sleeper(delay: float, out: list) -> None:
+        await asyncio.sleep(delay)
+        out.append(delay)
+
+    async def main() -> list:
+        out: list = []
+        await asyncio.gather(*(sleeper(d, out) for d in (3, 1, 2)))
+        return out
+
+    assert asyncio.run(main()) == [1, 2, 3]

@@ -1,0 +1,38 @@
+"""Programs in the style of Ray's documentation and of asyncio servers: correct versions pass,
+bug variants are found and their traces replay."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from dnsse.cli import main
+
+REAL = Path(__file__).parent / "real_programs"
+
+CORRECT = [
+    ("asyncio_batcher.py:serve", 40),
+]
+BUGGY = [
+    ("asyncio_batcher.py:serve_lossy", "exception"),
+]
+
+
+@pytest.mark.parametrize(("target", "budget"), CORRECT)
+def test_the_correct_version_passes(target: str, budget: int, tmp_path: Path, capsys) -> None:
+    status = main(["check", f"{REAL}/{target}", "--budget", str(budget), "--out", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert status == 0, out
+    assert "no bug found" in out
+
+
+@pytest.mark.parametrize(("target", "kind"), BUGGY)
+def test_the_bug_variant_is_found_and_replays(target: str, kind: str, tmp_path: Path, capsys) -> None:
+    status = main(["check", f"{REAL}/{target}", "--budget", "200", "--out", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert status == 1, out
+    assert kind in out
+    replayed = main(["replay", str(tmp_path / "bug-1.json")])
+    assert replayed == 1
+    assert "reproduced" in capsys.readouterr().out
