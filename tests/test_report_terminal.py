@@ -89,7 +89,7 @@ def test_the_story_shows_the_preemption_the_lost_update_needs_and_the_failing_li
     assert "report_prints.py:17  seen = counter.count" in story
     assert "report_prints.py:18  counter.count = seen + 1" in story
     failing = next(line for line in story.splitlines() if "✗ step" in line)
-    assert "report_prints.py:27" in failing and "assert counter.count == 2" in failing
+    assert "report_prints.py:28" in failing and "assert counter.count == 2" in failing
 
 
 def test_the_story_counts_as_many_switches_as_the_minimized_trace_has_non_default_choices(tmp_path: Path) -> None:

@@ -132,6 +132,7 @@ def _refuse_unbuilt_options(arguments: argparse.Namespace) -> None:
 def _check(arguments: argparse.Namespace) -> int:
     from dnsse.report.summary import campaign_report, write_json_atomically
     from dnsse.report.console import CheckConsole
+    from dnsse.report.files import write_reports
     from dnsse.search.campaign import CampaignConfig, run_campaign
 
     _refuse_unbuilt_options(arguments)
@@ -160,9 +161,10 @@ def _check(arguments: argparse.Namespace) -> int:
 
     console = CheckConsole(arguments)
     result = run_campaign(config, on_bug=console.bug, on_start=console.start, on_execution=console.execution)
-    console.finish(result)
+    stories = console.finish(result)
     if arguments.json is not None:
         write_json_atomically(campaign_report(result), arguments.json)
+    write_reports(arguments, result, stories)
     if arguments.quiet:
         return EXIT_BUG if result.bugs else EXIT_CLEAN
     rate = result.executions / result.elapsed_s if result.elapsed_s > 0 else 0.0

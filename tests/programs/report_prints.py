@@ -24,6 +24,7 @@ def main():
     for thread in threads:
         thread.join()
     print(f"<b>final count</b> {counter.count}")
+    print("\x1b[1mterminal colours & a bell\x07\x1b[0m </script><script>alert(1)</script>")
     assert counter.count == 2, f"lost update: count is {counter.count}"
 
 

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 
 def add_output_options(check: argparse.ArgumentParser) -> None:
-    """Add ``--quiet``, ``--verbose`` and ``--show-output``."""
+    """Add ``--quiet``, ``--verbose``, ``--show-output`` and the report files besides ``--json``."""
     loudness = check.add_mutually_exclusive_group()
     loudness.add_argument(
         "-q", "--quiet", action="store_true",
@@ -20,4 +21,12 @@ def add_output_options(check: argparse.ArgumentParser) -> None:
         "--show-output", action="store_true",
         help="let the program's own prints through in every execution (by default they are captured, "
         "and only the bug's run is shown)",
+    )
+    check.add_argument(
+        "--junit", type=Path, default=None, metavar="PATH",
+        help="write a JUnit XML report here: one failing test case per bug, with its story",
+    )
+    check.add_argument(
+        "--sarif", type=Path, default=None, metavar="PATH",
+        help="write a SARIF 2.1.0 report here: one result per bug, at the source lines of its failing steps",
     )

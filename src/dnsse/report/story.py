@@ -77,6 +77,23 @@ class Story:
     def switches(self) -> int:
         return sum(1 for step in self.steps if step.switched_from is not None)
 
+    def failing_lines(self) -> list[SourceLine]:
+        """Where the run broke, first the most precise place: the raising line of an
+        exception, else the failing step's line; then the other lines the bug names."""
+        lines: list[SourceLine] = []
+        if self.bug is not None and self.bug.kind == "exception":
+            lines.extend(reversed(self.bug_lines))
+        failing = self.failing_step()
+        if failing is not None and failing.location is not None:
+            path, _, line = failing.location.rpartition(":")
+            lines.append(SourceLine(path, int(line)))
+        lines.extend(self.bug_lines)
+        unique: list[SourceLine] = []
+        for line in lines:
+            if line not in unique:
+                unique.append(line)
+        return unique
+
     def failing_step(self) -> StoryStep | None:
         """The step that broke the run: the bug's step in its agent's lane, else the lane's last."""
         bug = self.bug

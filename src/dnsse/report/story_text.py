@@ -81,6 +81,13 @@ def story_lines(story: Story, entries_per_agent: int = ENTRIES_PER_AGENT) -> lis
 PREEMPTED = "preempted"
 
 
+def told_steps(story: Story, lane: str, entries_per_agent: int = ENTRIES_PER_AGENT) -> list[StoryStep]:
+    """The steps of ``lane`` that the story tells (the first of each merged entry), in order."""
+    entries = _entries(_with_preemptions(story.steps, lane), story.failing_step())
+    shown = _kept(entries, story.failing_step(), entries_per_agent)
+    return [entry.first for index, entry in enumerate(entries) if index in shown]
+
+
 def _with_preemptions(steps: list[StoryStep], lane: str) -> list[StoryStep]:
     """The lane's steps, with a mark where the schedule made another agent run instead of it."""
     result = []
