@@ -7,12 +7,18 @@ order Ray allows is explored, and no other:
 - a *synchronous* actor runs one call at a time, and the calls of one caller
   in submission order (Ray's per-caller FIFO); calls of different callers in
   any order. ``allow_out_of_order_execution=True`` drops the per-caller order.
-- a *threaded* actor (``max_concurrency > 1``) runs up to ``max_concurrency``
-  calls at once, in any order, under the shared-state tracer, so their reads
-  and writes of ``self`` interleave.
+- a *threaded* actor (``max_concurrency > 1``, or ``concurrency_groups``)
+  runs up to ``max_concurrency`` calls at once, in any order, under the
+  shared-state tracer, so their reads and writes of ``self`` interleave.
 - an *async* actor (any ``async def`` method) runs up to ``max_concurrency``
   coroutines, only one at a time: control passes only at an ``await``
   (see :mod:`.coroutines`).
+- ``concurrency_groups={"io": 2, ...}`` split those limits: a call runs in
+  its method's group (``@ray.method(concurrency_group=...)`` or
+  ``.options(concurrency_group=...)``), the others in the default group of
+  ``max_concurrency``; each group counts its own running calls, and in an
+  async actor each group has an event loop (a thread) of its own, so
+  coroutines of different groups interleave at any point, under the tracer.
 
 A call starts only when its top-level ref arguments are ready (a synchronous
 actor's later calls from the same caller wait behind it). A crash
@@ -44,16 +50,35 @@ from dnsse.frameworks.ray.refs import (
 )
 from dnsse.frameworks.ray.results import task_error
 from dnsse.frameworks.ray.runtime import RayRuntime, Worker
+from dnsse.frameworks.ray.shipping import Shipment
 
 CREATING, ALIVE, RESTARTING, DEAD = "creating", "alive", "restarting", "dead"
+DEFAULT_GROUP = "_ray_default_group"
+
+
+def _groups(declared: object) -> dict[str, int]:
+    if declared is None:
+        return {}
+    if not isinstance(declared, dict) or not all(
+        isinstance(name, str) and isinstance(size, int) and not isinstance(size, bool) and size > 0
+        for name, size in declared.items()
+    ):
+        raise ValueError(
+            f"concurrency_groups must be a dict of group name to a positive int size, for example "
+            f"{{'io': 2, 'compute': 4}}; got {declared!r}"
+        )
+    return dict(declared)
 
 
 class Actor:
     """One actor of an execution: its kind, its state, its running and queued calls."""
 
-    def __init__(self, runtime: RayRuntime, cls: type, args: tuple, kwargs: dict, options: dict[str, Any]) -> None:
+    def __init__(
+        self, runtime: RayRuntime, cls: type, shipment: Shipment, args: tuple, kwargs: dict, options: dict[str, Any]
+    ) -> None:
         self.runtime = runtime
         self.cls = cls
+        self.shipment = shipment
         self.label = runtime.next_actor_label(cls.__name__)
         self.object_name = f"actor:{self.label}"
         self.args = args
@@ -64,7 +89,11 @@ class Actor:
         )
         default_concurrency = 1000 if self.is_async else 1
         self.max_concurrency = int(options.get("max_concurrency") or default_concurrency)
-        self.threaded = not self.is_async and self.max_concurrency > 1
+        self.groups = {DEFAULT_GROUP: self.max_concurrency, **_groups(options.get("concurrency_groups"))}
+        self.threaded = not self.is_async and (self.max_concurrency > 1 or len(self.groups) > 1)
+        # Calls that may run at the same moment share self: their steps are traced.
+        self.parallel = self.threaded or len(self.groups) > 1
+        self.max_pending_calls = int(options.get("max_pending_calls") or -1)
         in_order = options.get("allow_out_of_order_execution")
         if in_order is False and (self.is_async or self.threaded):
             kind = "async" if self.is_async else "multi-threaded"
@@ -84,7 +113,8 @@ class Actor:
         self.epoch = 0
         self.running: list[Call] = []
         self.queues: dict[str, collections.deque[Call]] = {}
-        self.loop_owner: object = None  # the coroutine driver holding an async actor's event loop
+        # The call whose coroutine holds each group's event loop (async actors).
+        self.loop_owners: dict[str, Call] = {}
         self._create(restart=False)
 
     # --------------------------------------------------------------- creation
@@ -109,7 +139,8 @@ class Actor:
             if failed is not None:
                 raise failed
             args, kwargs = resolve(copy_value(self.args), copy_value(self.kwargs))
-            instance = self.cls(*args, **kwargs)
+            # Each (re)start is a new worker process, with its own globals.
+            instance = self.shipment.fresh()(*args, **kwargs)
         except Exception as error:  # noqa: BLE001 - a failed constructor kills the actor, as in Ray
             cause = task_error(f"{self.cls.__qualname__}.__init__", error, execution.source_files)
             self.die(f"the actor died because of an error raised in its creation task: {cause.summary()}")
@@ -130,9 +161,9 @@ class Actor:
         if self.state != ALIVE or not all(ref.ready for ref in call.dependencies):
             return False
         if self.is_async:
-            return len(self.running) < self.max_concurrency and self.loop_owner is None
+            return self._group_has_room(call) and self.loop_free(call)
         if self.threaded:
-            return len(self.running) < self.max_concurrency
+            return self._group_has_room(call)
         if self.running:
             return False
         return not self.ordered or self.queues[call.caller][0] is call
@@ -143,14 +174,33 @@ class Actor:
         if not all(ref.ready for ref in call.dependencies):
             return f"the arguments of {call.label}: {describe_pending(call.dependencies)}"
         busy = ", ".join(c.label for c in self.running)
-        if self.is_async:
-            return f"the event loop of {self.label} (running {busy})"
-        if self.threaded:
-            return f"a free thread of {self.label} (max_concurrency={self.max_concurrency}; running {busy})"
+        group = "" if call.group == DEFAULT_GROUP else f" in concurrency group {call.group!r}"
+        if self.is_async and self._group_has_room(call):
+            return f"the event loop of {self.label}{group} (running {busy})"
+        if self.is_async or self.threaded:
+            size = self.groups[call.group]
+            return f"a free thread of {self.label}{group} (at most {size} at once; running {busy})"
         if self.running:
             return f"{self.label} to finish {busy} (a synchronous actor runs one call at a time)"
         head = self.queues[call.caller][0]
         return f"{head.label}, submitted earlier by the same caller, to run first"
+
+    def _group_has_room(self, call: Call) -> bool:
+        return sum(1 for running in self.running if running.group == call.group) < self.groups[call.group]
+
+    def loop_free(self, call: Call) -> bool:
+        return call.group not in self.loop_owners
+
+    def take_loop(self, call: Call) -> None:
+        self.loop_owners[call.group] = call
+
+    def free_loop(self, call: Call) -> None:
+        if self.loop_owners.get(call.group) is call:
+            del self.loop_owners[call.group]
+
+    def pending_calls(self, caller: str) -> int:
+        """Calls of ``caller`` submitted and not finished: what ``max_pending_calls`` limits."""
+        return len(self.queues.get(caller, ()))
 
     def begin(self, call: Call) -> None:
         self.running.append(call)
@@ -159,8 +209,7 @@ class Actor:
     def end(self, call: Call) -> None:
         if call in self.running:
             self.running.remove(call)
-        if self.loop_owner is call:
-            self.loop_owner = None
+        self.free_loop(call)
 
     def finish(self, call: Call) -> None:
         """The call is over for good: later calls of its caller may go."""
@@ -183,7 +232,7 @@ class Actor:
         self.epoch += 1
         self.instance = None
         self.running.clear()
-        self.loop_owner = None
+        self.loop_owners.clear()
         if may_restart and (self.max_restarts == -1 or self.restarts < self.max_restarts):
             self.restarts += 1
             self.state = RESTARTING
@@ -207,9 +256,10 @@ class Call:
 
     def __init__(
         self, actor: Actor, method: str, number: int, args: tuple, kwargs: dict, refs: list[ObjectRef],
-        caller: str, retries: int,
+        caller: str, retries: int, group: str = "",
     ) -> None:
         self.actor = actor
+        self.group = group or DEFAULT_GROUP
         self.method = method
         self.label = f"{actor.label}.{method}#{number}"
         self.args = args

@@ -10,9 +10,9 @@ from typing import Any
 
 from dnsse.engine.operation import Access, Operation
 from dnsse.frameworks.ray import options as opts
-from dnsse.frameworks.ray.actor_state import Actor, Call
+from dnsse.frameworks.ray.actor_state import DEFAULT_GROUP, Actor, Call
 from dnsse.frameworks.ray.calls import start_call
-from dnsse.frameworks.ray.errors import ActorAlreadyExistsError
+from dnsse.frameworks.ray.errors import ActorAlreadyExistsError, PendingCallsLimitExceeded
 from dnsse.frameworks.ray.refs import ObjectRef, copy_value
 from dnsse.frameworks.ray.runtime import controlled
 
@@ -49,11 +49,15 @@ class ActorClass:
                     "pick another name, or pass get_if_exists=True to get the existing actor"
                 )
         runtime.execution.yield_point(agent, Operation("actor.submit", (), f"{self.__name__}.remote()"))
-        actor = Actor(runtime, self._cls, copy_value(args), copy_value(kwargs), options)
+        shipment = runtime.shipment(self._cls)
+        actor = Actor(runtime, self._cls, shipment, copy_value(args), copy_value(kwargs), options)
         if key is not None:
             actor.name = key
             runtime.named[key] = actor
         return ActorHandle(actor)
+
+    def __deepcopy__(self, memo: dict) -> ActorClass:
+        return self  # shipped as a name, as Ray pickles an actor class's handle
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         raise TypeError(
@@ -104,13 +108,25 @@ class ActorMethod:
         agent, runtime = controlled(f"{actor.label}.{self._name}.remote()")
         count = opts.num_returns(self._options.get("num_returns"))
         retries = opts.retries(self._options.get("max_task_retries"), actor.max_task_retries)
+        group = self._options.get("concurrency_group") or ""
+        if group and group not in actor.groups:
+            raise ValueError(
+                f"{actor.label}.{self._name} names the concurrency group {group!r}, which the actor does not "
+                f"declare; its groups are {', '.join(sorted(g for g in actor.groups if g != DEFAULT_GROUP))}"
+            )
+        caller = runtime.worker_of(agent).caller
+        if 0 <= actor.max_pending_calls <= actor.pending_calls(caller):
+            raise PendingCallsLimitExceeded(
+                f"The actor {actor.label} already has {actor.pending_calls(caller)} pending calls from {caller}, "
+                f"its max_pending_calls={actor.max_pending_calls}; wait for results before submitting more"
+            )
         runtime.checkpoint(agent)
         number = runtime.next_work_number()
         label = f"{actor.label}.{self._name}#{number}"
         args, kwargs = copy_value(args), copy_value(kwargs)
         refs = [ObjectRef(runtime.next_ref_number(), label) for _ in range(count)]
         runtime.execution.yield_point(agent, Operation("actor.submit", ((actor.object_name, Access.SYNC),), label))
-        call = Call(actor, self._name, number, args, kwargs, refs, runtime.worker_of(agent).caller, retries)
+        call = Call(actor, self._name, number, args, kwargs, refs, caller, retries, group)
         actor.enqueue(call)
         start_call(runtime, call)
         runtime.execution.emit(agent, "actor.call.submit", {

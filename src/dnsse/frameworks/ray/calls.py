@@ -8,11 +8,10 @@ before its result is stored, which is where a retry makes a method run twice.
 from __future__ import annotations
 
 import inspect
-from typing import Any
 
 from dnsse.engine.agent import ThreadAgent, Wait
 from dnsse.engine.operation import Access, Operation
-from dnsse.frameworks.ray.actor_state import DEAD, Actor, Call, crash_of
+from dnsse.frameworks.ray.actor_state import DEAD, Call, crash_of
 from dnsse.frameworks.ray.coroutines import drive
 from dnsse.frameworks.ray.refs import copy_value, failed_dependency, resolve
 from dnsse.frameworks.ray.results import store_error, store_value, task_error
@@ -53,7 +52,7 @@ def _run(runtime: RayRuntime, agent: ThreadAgent, call: Call) -> None:
             return
         actor.begin(call)
         if actor.is_async:
-            actor.loop_owner = call
+            actor.take_loop(call)
         execution.emit(agent, "actor.call.start", fields)
         outcome = _attempt(runtime, agent, call)
         if outcome is _LOST:
@@ -79,9 +78,11 @@ def _attempt(runtime: RayRuntime, agent: ThreadAgent, call: Call) -> object:
         runtime.checkpoint(agent)
         args, kwargs = resolve(copy_value(call.args), copy_value(call.kwargs))
         method = getattr(actor.instance, call.method)
-        value = _invoke(runtime, agent, actor, method, args, kwargs)
-        if inspect.iscoroutine(value):
-            value = drive(agent, runtime, call, value)
+        # Calls that may run at once share the instance: their reads and writes of it are scheduling points.
+        with traced(agent, runtime.plan if actor.parallel else None):
+            value = method(*args, **kwargs)
+            if inspect.iscoroutine(value):
+                value = drive(agent, runtime, call, value)
         runtime.checkpoint(agent)
     except WorkerCrash:
         return _LOST
@@ -97,11 +98,3 @@ def _attempt(runtime: RayRuntime, agent: ThreadAgent, call: Call) -> object:
         return _LOST
     store_value(call.refs, value, f"{actor.cls.__qualname__}.{call.method}")
     return None
-
-
-def _invoke(runtime: RayRuntime, agent: ThreadAgent, actor: Actor, method: Any, args: tuple, kwargs: dict) -> Any:
-    if actor.threaded:
-        # Concurrent calls share the instance: their reads and writes of it are scheduling points.
-        with traced(agent, runtime.plan):
-            return method(*args, **kwargs)
-    return method(*args, **kwargs)

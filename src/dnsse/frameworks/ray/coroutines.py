@@ -93,17 +93,17 @@ def drive(agent: ThreadAgent, runtime: RayRuntime, call: Call, coroutine: Corout
 def _suspend(agent: ThreadAgent, runtime: RayRuntime, call: Call, suspend: Suspend) -> None:
     actor = call.actor
     runtime.checkpoint(agent)
-    actor.loop_owner = None
+    actor.free_loop(call)
     ready = suspend.ready
     awaited = suspend.operation
     # What runs after the await touches the actor's state, as every other
     # coroutine of the actor does: the step is dependent on theirs.
     operation = Operation(awaited.kind, ((actor.object_name, Access.SYNC), *awaited.objects), awaited.detail)
     runtime.execution.block(
-        agent, Wait(lambda: call.orphaned() or (actor.loop_owner is None and ready()), suspend.describe), operation
+        agent, Wait(lambda: call.orphaned() or (actor.loop_free(call) and ready()), suspend.describe), operation
     )
     runtime.checkpoint(agent, faults=False)
-    actor.loop_owner = call
+    actor.take_loop(call)
 
 
 def in_async_actor() -> bool:
@@ -156,21 +156,21 @@ class _Child:
         agent.handle = Worker(caller=worker.caller, label=self.label, actor=actor, call=call, crash=worker.crash)
         agent.pending = Operation("await", ((actor.object_name, Access.SYNC),), self.label)
         agent.waiting = Wait(
-            lambda: call.orphaned() or actor.loop_owner is None, lambda: f"the event loop of {actor.label}"
+            lambda: call.orphaned() or actor.loop_free(call), lambda: f"the event loop of {actor.label}"
         )
 
     def _run(self, agent: ThreadAgent, runtime: RayRuntime, call: Call, coroutine: Coroutine) -> None:
         try:
             runtime.checkpoint(agent)
-            call.actor.loop_owner = call
+            call.actor.take_loop(call)
             self.value = drive(agent, runtime, call, coroutine)
         except WorkerCrash:
             pass  # the parent sees its call orphaned and unwinds
         except Exception as error:  # noqa: BLE001 - gather hands it to the awaiting coroutine
             self.error = error
         finally:
-            if call.actor.loop_owner is call and not call.orphaned():
-                call.actor.loop_owner = None
+            if not call.orphaned():
+                call.actor.free_loop(call)
             self.done = True
 
 

@@ -81,6 +81,10 @@ class TaskCancelledError(RayError):
     """The task was cancelled."""
 
 
+class PendingCallsLimitExceeded(RayError):
+    """An actor handle has ``max_pending_calls`` calls unfinished already."""
+
+
 class GetTimeoutError(RayError, TimeoutError):
     """``ray.get`` or ``ActorPool.get_next`` timed out."""
 
@@ -99,6 +103,6 @@ class ActorAlreadyExistsError(ValueError, RayError):
 
 # Reports and tracebacks name them as users know them: ray.exceptions.RayActorError.
 for _error in (RayError, RayTaskError, RayActorError, ActorDiedError, ActorUnavailableError, WorkerCrashedError,
-               TaskCancelledError, GetTimeoutError, ObjectLostError, RaySystemError, ActorAlreadyExistsError):
+               TaskCancelledError, PendingCallsLimitExceeded, GetTimeoutError, ObjectLostError, RaySystemError, ActorAlreadyExistsError):
     _error.__module__ = "ray.exceptions"
 del _error

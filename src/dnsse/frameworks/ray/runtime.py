@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Callable
 from dnsse.engine.agent import ThreadAgent
 from dnsse.engine.choices import ChoiceKind
 from dnsse.engine.execution import Execution, current_agent
+from dnsse.frameworks.ray.shipping import Shipment, shipment_of
 
 if TYPE_CHECKING:
     from dnsse.frameworks.ray.actors import Actor, Call
@@ -66,6 +67,7 @@ class RayRuntime:
         self._refs = itertools.count(1)
         self._work = itertools.count(1)
         self._actors: dict[str, itertools.count] = {}
+        self._shipments: dict[int, Shipment] = {}
 
     def next_ref_number(self) -> int:
         return next(self._refs)
@@ -77,6 +79,14 @@ class RayRuntime:
     def next_actor_label(self, class_name: str) -> str:
         counter = self._actors.setdefault(class_name, itertools.count(1))
         return f"{class_name}#{next(counter)}"
+
+    def shipment(self, root: Callable | type) -> Shipment:
+        """``root`` as first shipped to workers in this execution (see :mod:`.shipping`)."""
+        shipment = self._shipments.get(id(root))
+        if shipment is None or shipment.root is not root:
+            shipment = shipment_of(root, self.execution.source_files)
+            self._shipments[id(root)] = shipment
+        return shipment
 
     def worker_of(self, agent: ThreadAgent) -> Worker:
         handle = agent.handle

@@ -28,6 +28,7 @@ from dnsse.frameworks.ray.refs import (
 )
 from dnsse.frameworks.ray.results import store_error, store_value, task_error
 from dnsse.frameworks.ray.runtime import RayRuntime, Worker, WorkerCrash, controlled, ready_refs
+from dnsse.frameworks.ray.shipping import Shipment
 
 
 class RemoteFunction:
@@ -52,12 +53,16 @@ class RemoteFunction:
         label = f"{self.__name__}#{number}"
         args, kwargs = copy_value(args), copy_value(kwargs)
         refs = [ObjectRef(runtime.next_ref_number(), label) for _ in range(count)]
+        shipment = runtime.shipment(self._function)
         runtime.execution.yield_point(agent, Operation("ray.submit", (), label))
-        _TaskRun(runtime, self, label, args, kwargs, refs)
+        _TaskRun(runtime, self, shipment, label, args, kwargs, refs)
         runtime.execution.emit(agent, "task.submit", {"task": self.__name__, "ref": refs[0].number if refs else None})
         if self._options.get("num_returns") is None:
             return refs[0]
         return refs if refs else None
+
+    def __deepcopy__(self, memo: dict) -> RemoteFunction:
+        return self  # shipped as a name, as Ray pickles a remote function's handle
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         raise TypeError(
@@ -73,10 +78,12 @@ class _TaskRun:
     """One submitted task: its agent, its attempts, its result."""
 
     def __init__(
-        self, runtime: RayRuntime, remote: RemoteFunction, label: str, args: tuple, kwargs: dict, refs: list[ObjectRef]
+        self, runtime: RayRuntime, remote: RemoteFunction, shipment: Shipment, label: str, args: tuple, kwargs: dict,
+        refs: list[ObjectRef],
     ) -> None:
         self.runtime = runtime
         self.remote = remote
+        self.shipment = shipment
         self.label = label
         self.args = args
         self.kwargs = kwargs
@@ -109,7 +116,8 @@ class _TaskRun:
         while True:
             try:
                 args, kwargs = resolve(self.args, self.kwargs)
-                value = self.remote._function(*args, **kwargs)
+                # Every attempt runs on a worker of its own, with its own globals.
+                value = self.shipment.fresh()(*args, **kwargs)
                 runtime.checkpoint(agent)
             except WorkerCrash:
                 if self._retry():

@@ -1,0 +1,187 @@
+"""Functions and classes as a Ray worker receives them: with their own module globals.
+
+Ray pickles a remote function or actor class of the user's script by value
+the first time it is used (``f.remote()``, ``Cls.remote()``), together with
+the module globals its code refers to; every worker unpickles its own copy.
+A task that appends to a global list changes its worker's list, never the
+driver's. So here:
+
+- :func:`shipment_of` takes the snapshot at first use: every global that the
+  code (and the script's functions it calls, transitively) refers to, copied
+  as serialization copies it.
+- :meth:`Shipment.fresh` gives one worker its own copy of that snapshot: the
+  script's functions rebound to a new globals dict, an actor class as a
+  subclass whose methods see that dict. Each task attempt and each actor
+  (re)start gets a fresh copy.
+
+Code of the program under test is shipped by value, and so are the class
+attributes of an actor's class; modules, library code, other classes and
+Ray's handles (remote functions, actor classes and handles, refs) are
+shared by reference, as cloudpickle does for importable code. A global that cannot be copied fails the
+submission as Ray's pickling does.
+"""
+
+from __future__ import annotations
+
+import copy
+import types
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+_FUNCTION_WRAPPERS = (staticmethod, classmethod)
+# Importable things travel as names. Ray's own handles (remote functions, actor
+# classes and handles, refs) copy as themselves: see their ``__deepcopy__``.
+_BY_REFERENCE = (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType)
+
+
+@dataclass
+class Shipment:
+    """A snapshot of one function or class and the globals its code refers to."""
+
+    root: Any
+    module_globals: dict
+    source_files: frozenset[str]
+    data: dict[str, Any] = field(default_factory=dict)
+    shared: dict[str, Any] = field(default_factory=dict)
+    functions: dict[str, types.FunctionType] = field(default_factory=dict)
+
+    def fresh(self) -> Any:
+        """The root as one worker sees it, with a private copy of its globals."""
+        namespace: dict[str, Any] = {
+            "__builtins__": self.module_globals.get("__builtins__", __builtins__),
+            "__name__": self.module_globals.get("__name__"),
+            "__file__": self.module_globals.get("__file__"),
+        }
+        namespace.update(self.shared)
+        namespace.update(copy.deepcopy(self.data))
+        for name, function in self.functions.items():
+            namespace[name] = _rebind(function, namespace)
+        if isinstance(self.root, type):
+            return _worker_class(self.root, namespace, self.source_files)
+        return _rebind(self.root, namespace)
+
+
+def shipment_of(root: Callable | type, source_files: frozenset[str]) -> Shipment:
+    """Snapshot ``root`` (a function or class) and the globals its code refers to, now."""
+    codes = _codes_of(root, source_files)
+    module_globals = _globals_of(root, source_files)
+    shipment = Shipment(root, module_globals if module_globals is not None else {}, source_files)
+    if module_globals is None:
+        return shipment
+    seen: set[str] = set()
+    pending = [name for code in codes for name in _names(code)]
+    while pending:
+        name = pending.pop()
+        if name in seen or name not in module_globals:
+            continue
+        seen.add(name)
+        value = module_globals[name]
+        if isinstance(value, types.FunctionType) and _is_script_function(value, source_files):
+            shipment.functions[name] = value
+            pending.extend(_names(value.__code__))
+        elif isinstance(value, _BY_REFERENCE):
+            shipment.shared[name] = value
+        else:
+            shipment.data[name] = value
+    try:
+        shipment.data = copy.deepcopy(shipment.data)
+    except Exception as error:  # noqa: BLE001 - whatever fails to copy fails to pickle
+        what = getattr(root, "__qualname__", repr(root))
+        raise TypeError(
+            f"Could not serialize {what} for Ray: a global it refers to cannot be copied to a worker ({error}). "
+            "Ray ships a script's functions with copies of their globals; create locks, files and clients "
+            "inside the task or actor instead"
+        ) from None
+    return shipment
+
+
+def _is_script_function(function: types.FunctionType, source_files: frozenset[str]) -> bool:
+    return function.__code__.co_filename in source_files
+
+
+def _script_functions_of_class(cls: type, source_files: frozenset[str]) -> list[types.FunctionType]:
+    functions = []
+    for klass in cls.__mro__:
+        for member in vars(klass).values():
+            function = _unwrap(member)
+            if isinstance(function, types.FunctionType) and _is_script_function(function, source_files):
+                functions.append(function)
+    return functions
+
+
+def _codes_of(root: Any, source_files: frozenset[str]) -> list[types.CodeType]:
+    if isinstance(root, type):
+        return [function.__code__ for function in _script_functions_of_class(root, source_files)]
+    if isinstance(root, types.FunctionType) and _is_script_function(root, source_files):
+        return [root.__code__]
+    return []
+
+
+def _globals_of(root: Any, source_files: frozenset[str]) -> dict | None:
+    if isinstance(root, type):
+        functions = _script_functions_of_class(root, source_files)
+        return functions[0].__globals__ if functions else None
+    if isinstance(root, types.FunctionType) and _is_script_function(root, source_files):
+        return root.__globals__
+    return None
+
+
+def _names(code: types.CodeType) -> list[str]:
+    """Every name a code object (and the code nested in it) may look up as a global."""
+    names = list(code.co_names)
+    for constant in code.co_consts:
+        if isinstance(constant, types.CodeType):
+            names.extend(_names(constant))
+    return names
+
+
+def _unwrap(member: Any) -> Any:
+    if isinstance(member, _FUNCTION_WRAPPERS):
+        return member.__func__
+    return member
+
+
+def _is_special(name: str, member: Any) -> bool:
+    """Not plain class data: dunders, functions, descriptors and nested classes."""
+    return (name.startswith("__") and name.endswith("__")) or callable(member) or hasattr(member, "__get__")
+
+
+def _rebind(function: types.FunctionType, namespace: dict) -> types.FunctionType:
+    closure = None
+    if function.__closure__ is not None:
+        # Closure values travel by value too, as cloudpickle sends them.
+        contents = []
+        for cell in function.__closure__:
+            try:
+                contents.append(types.CellType(copy.deepcopy(cell.cell_contents)))
+            except ValueError:  # an empty cell (a name bound later)
+                contents.append(types.CellType())
+        closure = tuple(contents)
+    rebound = types.FunctionType(function.__code__, namespace, function.__name__, function.__defaults__, closure)
+    rebound.__kwdefaults__ = copy.copy(function.__kwdefaults__)
+    rebound.__qualname__ = function.__qualname__
+    rebound.__module__ = function.__module__
+    rebound.__doc__ = function.__doc__
+    rebound.__dict__.update(function.__dict__)
+    return rebound
+
+
+def _worker_class(cls: type, namespace: dict, source_files: frozenset[str]) -> type:
+    """A subclass of ``cls`` whose script methods see ``namespace``: the actor's own globals."""
+    members: dict[str, Any] = {}
+    for klass in reversed(cls.__mro__):
+        for name, member in vars(klass).items():
+            function = _unwrap(member)
+            if isinstance(function, types.FunctionType) and _is_script_function(function, source_files):
+                rebound = _rebind(function, namespace)
+                members[name] = type(member)(rebound) if isinstance(member, _FUNCTION_WRAPPERS) else rebound
+            elif isinstance(member, property) and klass is not object:
+                parts = [_rebind(f, namespace) if isinstance(f, types.FunctionType) and _is_script_function(f, source_files)
+                         else f for f in (member.fget, member.fset, member.fdel)]
+                members[name] = property(*parts, doc=member.__doc__)
+            elif klass.__module__ == cls.__module__ and not _is_special(name, member):
+                members[name] = copy.deepcopy(member)
+    members["__module__"] = cls.__module__
+    members["__qualname__"] = cls.__qualname__
+    members["__doc__"] = cls.__doc__
+    return type(cls)(cls.__name__, (cls,), members)
