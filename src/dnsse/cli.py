@@ -1,7 +1,8 @@
 """The ``dnsse`` command: ``check`` a program, ``replay`` a trace (DESIGN §3).
 
 Exit status: 0 nothing found (or the replayed run passes), 1 a bug, 2 bad
-input with a one-paragraph message and no traceback unless ``--debug``.
+input with a one-paragraph message and no traceback unless ``--debug``, 3 an
+internal error of dnsse, 130 interrupted by Ctrl-C (143 by SIGTERM).
 """
 
 from __future__ import annotations
@@ -17,8 +18,25 @@ from dnsse.engine.execution import Limits
 from dnsse.errors import BadInput
 from dnsse.report.options import add_output_options
 from dnsse.search.registry import BUILT, DEFAULT, PLANNED
+from dnsse.validation import (
+    MAX_BUDGET,
+    MAX_EXECUTION_SECONDS,
+    MAX_PCT_DEPTH,
+    MAX_PREEMPTION_BOUND,
+    MAX_SEED,
+    MAX_STEPS,
+    MAX_TIME_BUDGET_SECONDS,
+    MAX_WORKERS,
+    MAX_WORLD_SIZE,
+    Bounds,
+    check_number,
+    writable_directory,
+    writable_file,
+)
 
-EXIT_CLEAN, EXIT_BUG, EXIT_BAD_INPUT = 0, 1, 2
+EXIT_CLEAN, EXIT_BUG, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
+EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143
+REPORT_BUGS_AT = "https://github.com/dnsse/dnsse/issues"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -113,20 +131,49 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         sys.stderr.write("dnsse: interrupted\n")
-        return 130
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         # The reader of our output went away (`dnsse check ... | head`): not an error of ours.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_CLEAN
+    except Exception as error:  # noqa: BLE001 - anything else is our failure, and must not read as "bug found"
+        if arguments.debug:
+            traceback.print_exc()
+        sys.stderr.write(internal_error_message(error, arguments.debug))
+        return EXIT_INTERNAL
 
 
-def _refuse_unbuilt_options(arguments: argparse.Namespace) -> None:
+def internal_error_message(error: BaseException, debug: bool) -> str:
+    """What the user reads when dnsse itself failed (exit 3): not their program's fault."""
+    where = "the traceback is above" if debug else "run the same command with --debug to see the traceback"
+    return (
+        f"dnsse: internal error: {type(error).__name__}: {error}\n"
+        f"This is a dnsse bug, not a bug of the program under test. Please report it at {REPORT_BUGS_AT} "
+        f"with the command you ran ({where}).\n"
+    )
+
+
+def _validate(arguments: argparse.Namespace) -> None:
+    """Every option checked before any work starts (see dnsse.validation)."""
     if arguments.ray_address is not None:
         raise BadInput("--ray-address is not built yet; campaigns run on this machine for now")
-    if arguments.max_steps < 1 or arguments.execution_timeout <= 0:
-        raise BadInput("--max-steps and --execution-timeout must be positive")
-    if arguments.pct_depth < 1:
-        raise BadInput(f"--pct-depth must be at least 1, got {arguments.pct_depth}")
+    for value, bounds in (
+        (arguments.world_size, Bounds("--world-size", 1, MAX_WORLD_SIZE)),
+        (arguments.budget, Bounds("--budget", 1, MAX_BUDGET)),
+        (arguments.time_budget, Bounds("--time-budget", 0, MAX_TIME_BUDGET_SECONDS, low_open=True)),
+        (arguments.seed, Bounds("--seed", -MAX_SEED, MAX_SEED)),
+        (arguments.workers, Bounds("--workers", 1, MAX_WORKERS)),
+        (arguments.pct_depth, Bounds("--pct-depth", 1, MAX_PCT_DEPTH)),
+        (arguments.preemption_bound, Bounds("--preemption-bound", 0, MAX_PREEMPTION_BOUND)),
+        (arguments.max_steps, Bounds("--max-steps", 1, MAX_STEPS)),
+        (arguments.execution_timeout, Bounds("--execution-timeout", 0, MAX_EXECUTION_SECONDS, low_open=True)),
+    ):
+        check_number(value, bounds)
+    writable_directory(arguments.out, "--out")
+    for option in ("json", "html", "junit", "sarif"):
+        path = getattr(arguments, option, None)
+        if path is not None:
+            writable_file(path, f"--{option}")
 
 
 def _check(arguments: argparse.Namespace) -> int:
@@ -135,7 +182,7 @@ def _check(arguments: argparse.Namespace) -> int:
     from dnsse.report.files import write_reports
     from dnsse.search.campaign import CampaignConfig, run_campaign
 
-    _refuse_unbuilt_options(arguments)
+    _validate(arguments)
     config = CampaignConfig(
         target=arguments.target,
         framework=arguments.framework,

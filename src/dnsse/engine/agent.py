@@ -141,6 +141,12 @@ class ThreadAgent(Agent):
             self.body()
         except ExecutionAborted:
             pass
+        except SystemExit as error:
+            # sys.exit() ends a rank's or a driver's process: status 0 (or None) is a normal end.
+            if error.code in (0, None):
+                self.execution.agent_finished(self)
+            else:
+                self.execution.agent_raised(self, error)
         except BaseException as error:  # noqa: BLE001 - any escape from user code is a finding
             self.execution.agent_raised(self, error)
         else:

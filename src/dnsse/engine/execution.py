@@ -77,6 +77,10 @@ class Execution:
         self.events: list[Event] = []
         self.bug: Bug | None = None
         self.divergence: str | None = None
+        # Set when the program called an API dnsse does not control: not a bug, bad input.
+        self.refusal: str | None = None
+        # Handlers the program gave signal.signal (see dnsse.engine.process_calls).
+        self.signal_handlers: dict[int, object] = {}
         self.aborted = False
         self.completed = False
         # Frameworks explain a deadlock better when they can (a collective
@@ -305,6 +309,14 @@ class Execution:
         if self.aborted:
             return
         self.divergence = why
+        self.aborted = True
+        self._finished.release()
+
+    def refuse(self, why: str) -> None:
+        """The program called an API dnsse does not control: stop; the campaign ends with exit 2."""
+        if self.aborted:
+            return
+        self.refusal = why
         self.aborted = True
         self._finished.release()
 

@@ -12,7 +12,9 @@ from dnsse.engine.inputs import draw_inputs
 from dnsse.engine.isolation import fresh_working_directory, seed_random_generators
 from dnsse.engine.operation import Operation
 from dnsse.engine.output import CapturedOutput, captured_output
+from dnsse.engine.process_calls import process_calls_controlled
 from dnsse.engine.target import LoadedTarget
+from dnsse.errors import BadInput
 from dnsse.frameworks.base import Framework
 
 SEED_OPTIONS = 2**31
@@ -71,33 +73,38 @@ def run_execution(
     execution.trace_hook = trace_hook
     verdicts = [monitor.attach(execution) for monitor in monitors]
     seed = execution.chooser.next_value(ChoiceKind.SEED, SEED_OPTIONS)
-    parameters = framework.inputs(target)
-    try:
-        inputs = draw_inputs(parameters, lambda options: execution.choose_value(ChoiceKind.INPUT, options), pinned)
-    except ExecutionAborted:
-        return ExecutionResult(None, execution.chooser.choices, {}, 0, 0.0, divergence=execution.divergence)
-    given = inputs
-    stand_in = getattr(chooser, "input_value", None)
-    if stand_in is not None:
-        given = {
-            p.name: stand_in(p, inputs[p.name]) if p.name not in (pinned or {}) else inputs[p.name]
-            for p in parameters
-        }
-        given.update({k: v for k, v in inputs.items() if k not in given})
-    with fresh_working_directory(), captured_output(capture_output) as output:
-        seed_random_generators(seed)
-        framework.start(execution, target, given)
-        execution.run()
-        if execution.bug is None and execution.divergence is None:
-            bug = framework.finish(execution)
-            if bug is not None:
-                execution.report_after_run(bug)
-        for verdict in verdicts:
-            if execution.bug is not None or execution.divergence is not None or not execution.completed:
-                break
-            bug = verdict()
-            if bug is not None:
-                execution.report_after_run(bug)
+    with fresh_working_directory(), process_calls_controlled():
+        parameters = framework.inputs(target)
+        try:
+            inputs = draw_inputs(
+                parameters, lambda options: execution.choose_value(ChoiceKind.INPUT, options), pinned
+            )
+        except ExecutionAborted:
+            return ExecutionResult(None, execution.chooser.choices, {}, 0, 0.0, divergence=execution.divergence)
+        given = inputs
+        stand_in = getattr(chooser, "input_value", None)
+        if stand_in is not None:
+            given = {
+                p.name: stand_in(p, inputs[p.name]) if p.name not in (pinned or {}) else inputs[p.name]
+                for p in parameters
+            }
+            given.update({k: v for k, v in inputs.items() if k not in given})
+        with captured_output(capture_output) as output:
+            seed_random_generators(seed)
+            framework.start(execution, target, given)
+            execution.run()
+            if execution.bug is None and execution.divergence is None:
+                bug = framework.finish(execution)
+                if bug is not None:
+                    execution.report_after_run(bug)
+            for verdict in verdicts:
+                if execution.bug is not None or execution.divergence is not None or not execution.completed:
+                    break
+                bug = verdict()
+                if bug is not None:
+                    execution.report_after_run(bug)
+    if execution.refusal is not None:
+        raise BadInput(execution.refusal)
     return ExecutionResult(
         bug=execution.bug,
         choices=execution.chooser.choices,

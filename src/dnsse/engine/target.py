@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import enum
+import hashlib
 import sys
 import types
 import typing
@@ -11,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dnsse.engine.inputs import InputParameter, Range, domain_for
+from dnsse.engine.isolation import fresh_working_directory
 from dnsse.errors import BadInput
 
 __all__ = ["FRAMEWORKS", "InputParameter", "LoadedTarget", "Range", "TargetSpec"]
@@ -45,9 +47,12 @@ class LoadedTarget:
     def __init__(self, spec: TargetSpec, framework: str = "auto") -> None:
         self.spec = spec
         try:
-            source = spec.path.read_text(encoding="utf-8")
+            raw = spec.path.read_bytes()
+            source = raw.decode("utf-8")
         except (OSError, UnicodeDecodeError) as error:
             raise BadInput(f"cannot read the target file {spec.path}: {error}") from None
+        # Recorded in traces: replaying a trace against a changed program says so.
+        self.source_sha256 = hashlib.sha256(raw).hexdigest()
         try:
             tree = ast.parse(source, filename=str(spec.path))
             self.code = compile(tree, str(spec.path), "exec")
@@ -93,7 +98,14 @@ class LoadedTarget:
         the module import cleanly before anything can be checked.
         """
         try:
-            module = self.instantiate()
+            # Its top-level code may write files: never in the user's directory.
+            with fresh_working_directory():
+                module = self.instantiate()
+        except SystemExit as error:
+            raise BadInput(
+                f"importing {self.spec.path} called sys.exit({error.code!r}): a module that exits while it is "
+                "imported cannot be checked; move that call under `if __name__ == \"__main__\":`"
+            ) from None
         except Exception as error:  # noqa: BLE001 - whatever the module raises, the user must fix it
             raise BadInput(
                 f"importing {self.spec.path} raised {type(error).__name__}: {error}; "

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from dnsse.engine.choices import ReplayChooser
+from dnsse.engine.choices import ReplayChooser, TraceDivergence
 from dnsse.engine.runner import ExecutionResult, Monitor, run_execution
 from dnsse.errors import BadInput
 from dnsse.report.trace import Trace, read_trace
@@ -26,30 +26,47 @@ class ReplayOutcome:
 
 
 def replay(path: Path, monitors: Sequence[Monitor] = ()) -> ReplayOutcome:
-    """Run the trace at ``path`` once; ``monitors`` watch the run besides the trace's specs."""
+    """Run the trace at ``path`` once; ``monitors`` watch the run besides the trace's specs.
+
+    BadInput when the trace does not fit its program: it fits when the
+    program is the one recorded (same source digest) and the run asks for
+    exactly the recorded choices, no fewer and no more.
+    """
     trace = read_trace(path)
     target, framework = load(trace.target, trace.framework, trace.world_size, trace.faults)
+    if trace.source_sha256 and trace.source_sha256 != target.source_sha256:
+        raise BadInput(
+            f"the trace {path} no longer fits its program: {target.spec.path} changed since the trace was "
+            "recorded (its source digest differs). Run `dnsse check` again to get a trace of this version."
+        )
     try:
         suite = load_suite(trace.specs)
     except BadInput as error:
         raise BadInput(f"the trace {path} holds a specification that does not parse: {error}") from None
+    chooser = ReplayChooser(trace.choices)
     with framework.activate():
         preflight(target, framework)
-        result = run_execution(
-            target,
-            framework,
-            ReplayChooser(trace.choices),
-            trace.limits,
-            pinned=pin_inputs(
-                framework.inputs(target), {name: _text(trace.inputs[name]) for name in trace.pinned if name in trace.inputs}
-            ),
-            monitors=([suite] if suite is not None else []) + list(monitors),
-        )
+        try:
+            result = run_execution(
+                target,
+                framework,
+                chooser,
+                trace.limits,
+                pinned=pin_inputs(
+                    framework.inputs(target),
+                    {name: _text(trace.inputs[name]) for name in trace.pinned if name in trace.inputs},
+                ),
+                monitors=([suite] if suite is not None else []) + list(monitors),
+            )
+        except TraceDivergence as divergence:
+            raise _does_not_fit(path, trace, str(divergence)) from None
     if result.divergence is not None:
-        raise BadInput(
-            f"the trace {path} no longer fits its program ({trace.target}): {result.divergence}. "
-            "The program changed since the trace was recorded, or it is not deterministic under control "
-            "(it reads the clock or real randomness); run `dnsse check` again to get a new trace."
+        raise _does_not_fit(path, trace, result.divergence)
+    if chooser.position < len(trace.choices):
+        raise _does_not_fit(
+            path,
+            trace,
+            f"the run ended after {chooser.position} of the {len(trace.choices)} recorded choices",
         )
     return ReplayOutcome(trace, result)
 
@@ -57,3 +74,11 @@ def replay(path: Path, monitors: Sequence[Monitor] = ()) -> ReplayOutcome:
 def _text(value: object) -> str:
     """A recorded input value as ``--input`` would give it."""
     return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def _does_not_fit(path: Path, trace: Trace, why: str) -> BadInput:
+    return BadInput(
+        f"the trace {path} no longer fits its program ({trace.target}): {why}. "
+        "The program changed since the trace was recorded, or it is not deterministic under control "
+        "(it reads the clock or real randomness); run `dnsse check` again to get a new trace."
+    )

@@ -1,7 +1,9 @@
 """Bug traces on disk: plain JSON, written atomically, read back with validation.
 
 A trace holds everything replay needs: the target, its framework and world
-size, the input values, the execution limits and the choice sequence.
+size, the input values, the execution limits and the choice sequence, and the
+digest of the target's source, so that replaying a changed program says so.
+Reading applies the caps of :mod:`dnsse.validation`: a trace is input too.
 """
 
 from __future__ import annotations
@@ -16,6 +18,17 @@ from dnsse.engine.bugs import Bug
 from dnsse.engine.choices import Choice
 from dnsse.engine.execution import Limits
 from dnsse.errors import BadInput
+from dnsse.validation import (
+    MAX_EXECUTION_SECONDS,
+    MAX_STEPS,
+    MAX_TRACE_BYTES,
+    MAX_WORLD_SIZE,
+    Bounds,
+    check_number,
+)
+
+# A file being written is named so that no glob for traces (bug-*.json) matches it.
+PARTIAL_PREFIX = ".partial-"
 
 FORMAT = "dnsse-trace"
 VERSION = 1
@@ -41,6 +54,8 @@ class Trace:
     # Inputs pinned by --input: replay passes them instead of drawing them
     # from input choices. Every other input is drawn from the choices.
     pinned: list[str] = field(default_factory=list)
+    # sha256 of the target file's source when the trace was recorded ("" if unknown).
+    source_sha256: str = ""
 
     def to_json(self) -> dict:
         return {
@@ -57,6 +72,7 @@ class Trace:
             "specs": list(self.specs),
             "faults": self.faults,
             "pinned": list(self.pinned),
+            "source_sha256": self.source_sha256,
             "bug": self.bug.to_json(),
             "choices": [choice.to_json() for choice in self.choices],
         }
@@ -65,12 +81,14 @@ class Trace:
 def write_trace(trace: Trace, directory: Path) -> Path:
     """Write ``trace`` as ``bug-N.json`` under ``directory`` with the first free N.
 
-    The file appears complete or not at all (written aside, then renamed), and
-    never replaces an earlier trace.
+    The file appears complete or not at all (written aside under a name no
+    trace glob matches, then linked), never replaces an earlier trace, and is
+    readable by others like any file the user writes (mode 0644).
     """
     directory.mkdir(parents=True, exist_ok=True)
     text = json.dumps(trace.to_json(), indent=1)
-    handle, temporary = tempfile.mkstemp(prefix=".bug-", suffix=".tmp", dir=directory)
+    handle, temporary = tempfile.mkstemp(prefix=PARTIAL_PREFIX, suffix=".tmp", dir=directory)
+    os.fchmod(handle, 0o644)
     with os.fdopen(handle, "w", encoding="utf-8") as stream:
         stream.write(text)
         stream.flush()
@@ -91,6 +109,12 @@ def write_trace(trace: Trace, directory: Path) -> Path:
 def read_trace(path: Path) -> Trace:
     """Load and validate a trace; every defect is a BadInput with a clear message."""
     try:
+        size = Path(path).stat().st_size
+        if size > MAX_TRACE_BYTES:
+            raise BadInput(
+                f"the trace {path} is {size} bytes, more than dnsse reads ({MAX_TRACE_BYTES} at most); "
+                "it is not a trace dnsse wrote"
+            )
         raw = json.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise BadInput(f"the trace {path} does not exist") from None
@@ -98,6 +122,8 @@ def read_trace(path: Path) -> Trace:
         raise BadInput(f"cannot read the trace {path}: {error}") from None
     except json.JSONDecodeError as error:
         raise BadInput(f"the trace {path} is not valid JSON (line {error.lineno}: {error.msg})") from None
+    except RecursionError:
+        raise BadInput(f"the trace {path} is nested too deeply to be a dnsse trace") from None
     if not isinstance(raw, dict) or raw.get("format") != FORMAT:
         raise BadInput(f"{path} is not a dnsse trace (no \"format\": \"{FORMAT}\" field)")
     if raw.get("version") != VERSION:
@@ -105,17 +131,13 @@ def read_trace(path: Path) -> Trace:
             f"the trace {path} has format version {raw.get('version')!r}; this dnsse reads version {VERSION}"
         )
     try:
-        limits = raw.get("limits") or {}
         trace = Trace(
             target=_field(raw, "target", str),
             framework=_field(raw, "framework", str),
             world_size=_field(raw, "world_size", int),
             inputs=_field(raw, "inputs", dict),
             choices=[Choice.from_json(item) for item in _field(raw, "choices", list)],
-            limits=Limits(
-                max_steps=int(limits.get("max_steps", Limits.max_steps)),
-                max_seconds=float(limits.get("max_seconds", Limits.max_seconds)),
-            ),
+            limits=_limits(raw),
             bug=Bug.from_json(_field(raw, "bug", dict)),
             strategy=str(raw.get("strategy", "?")),
             execution=int(raw.get("execution", 0)),
@@ -123,8 +145,14 @@ def read_trace(path: Path) -> Trace:
             specs=_specs(raw),
             faults=bool(raw.get("faults", True)),
             pinned=_pinned(raw),
+            source_sha256=str(raw.get("source_sha256", "")),
         )
-    except (ValueError, TypeError, KeyError) as error:
+        check_number(trace.world_size, Bounds("the field 'world_size'", 1, MAX_WORLD_SIZE))
+        if not trace.choices:
+            raise ValueError("the field 'choices' is empty; every execution makes at least one choice")
+    except (ValueError, TypeError, KeyError, AttributeError) as error:
+        raise BadInput(f"the trace {path} is malformed: {error}") from None
+    except BadInput as error:
         raise BadInput(f"the trace {path} is malformed: {error}") from None
     return trace
 
@@ -135,6 +163,21 @@ def _pinned(raw: dict) -> list[str]:
     if not isinstance(pinned, list) or not all(isinstance(name, str) for name in pinned):
         raise ValueError("the field 'pinned' must be a list of input names")
     return pinned
+
+
+def _limits(raw: dict) -> Limits:
+    limits = raw.get("limits", {})
+    if not isinstance(limits, dict):
+        raise ValueError(f"the field 'limits' must be an object, got {type(limits).__name__}")
+    max_steps = limits.get("max_steps", Limits.max_steps)
+    max_seconds = limits.get("max_seconds", Limits.max_seconds)
+    if not isinstance(max_steps, int) or isinstance(max_steps, bool):
+        raise ValueError("limits.max_steps must be an integer")
+    if not isinstance(max_seconds, (int, float)) or isinstance(max_seconds, bool):
+        raise ValueError("limits.max_seconds must be a number")
+    check_number(max_steps, Bounds("limits.max_steps", 1, MAX_STEPS))
+    check_number(float(max_seconds), Bounds("limits.max_seconds", 0, MAX_EXECUTION_SECONDS, low_open=True))
+    return Limits(max_steps=max_steps, max_seconds=float(max_seconds))
 
 
 def _specs(raw: dict) -> list[str]:

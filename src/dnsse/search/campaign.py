@@ -284,4 +284,5 @@ def _trace_of(
         steps=result.steps,
         specs=suite.texts if suite is not None else [],
         faults=config.faults,
+        source_sha256=target.source_sha256,
     )

@@ -20,15 +20,42 @@ from dnsse.spec.builtins import PREFIX, parse_builtin
 from dnsse.spec.parser import parse
 from dnsse.spec.properties import LtlProperty, Property
 from dnsse.spec.watch import SpecSuite
+from dnsse.spec.syntax import Binary, Formula, Unary
+from dnsse.validation import MAX_SPEC_DEPTH, check_spec_text
 
 TARGET_SPECS = "DNSSE_SPECS"
 
 
 def parse_property(text: str) -> Property:
     """An LTL formula, or ``builtin:NAME(...)``; SpecSyntaxError/BadInput when it is neither."""
-    if text.strip().startswith(PREFIX):
-        return parse_builtin(text)
-    return LtlProperty(text.strip(), parse(text))
+    try:
+        if text.strip().startswith(PREFIX):
+            return parse_builtin(text)
+        formula = parse(text)
+        check_spec_depth(formula, text)
+        return LtlProperty(text.strip(), formula)
+    except RecursionError:
+        raise BadInput(
+            f"the specification {text[:40]!r}... is nested too deeply for dnsse to read; "
+            "write it with fewer nested parentheses or operators"
+        ) from None
+
+
+def check_spec_depth(formula: Formula, text: str) -> None:
+    """Refuse formulas nested deeper than the monitor's recursive construction handles."""
+    deepest, pending = 0, [(formula, 1)]
+    while pending:
+        node, depth = pending.pop()
+        deepest = max(deepest, depth)
+        if isinstance(node, Unary):
+            pending.append((node.operand, depth + 1))
+        elif isinstance(node, Binary):
+            pending.extend(((node.left, depth + 1), (node.right, depth + 1)))
+    if deepest > MAX_SPEC_DEPTH:
+        raise BadInput(
+            f"the specification {text[:40]!r}... nests {deepest} operators deep, more than dnsse reads "
+            f"({MAX_SPEC_DEPTH} at most); split it into several --spec properties"
+        )
 
 
 def read_spec_file(path: Path) -> list[tuple[str, str]]:
@@ -80,6 +107,7 @@ def load_suite(
     seen: set[str] = set()
     for where, text in sources:
         try:
+            check_spec_text(text, where)
             prop = parse_property(text)
         except BadInput as error:
             if where == "--spec":

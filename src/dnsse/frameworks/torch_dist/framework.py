@@ -17,8 +17,9 @@ Events for specifications (``dnsse.emit`` adds the program's own):
 
 from __future__ import annotations
 
+import contextlib
 import inspect
-from typing import Callable, ContextManager
+from typing import Callable, ContextManager, Iterator
 
 from dnsse.engine.agent import ThreadAgent
 from dnsse.engine.bugs import Bug
@@ -31,6 +32,7 @@ from dnsse.frameworks.torch_dist.p2p import Mailboxes
 from dnsse.frameworks.torch_dist.patching import controlled_api, installed
 from dnsse.frameworks.torch_dist.process_groups import caller_rank
 from dnsse.frameworks.torch_dist.world import RankState, World
+from dnsse.frameworks.threads.patching import controlled_threading
 
 
 class TorchFramework:
@@ -48,7 +50,7 @@ class TorchFramework:
         self._inputs: tuple[LoadedTarget, list[InputParameter]] | None = None
 
     def activate(self) -> ContextManager[None]:
-        return installed(controlled_api(self.world_group))
+        return _both(installed(controlled_api(self.world_group)), controlled_threading())
 
     def inputs(self, target: LoadedTarget) -> list[InputParameter]:
         if self._inputs is not None and self._inputs[0] is target:
@@ -72,6 +74,13 @@ class TorchFramework:
         if world is None or world.execution is not execution:
             return None
         return world.collectives.unfinished()
+
+
+@contextlib.contextmanager
+def _both(first: ContextManager[None], second: ContextManager[None]) -> Iterator[None]:
+    """The controlled torch.distributed, and threading: threads a rank starts are agents too."""
+    with first, second:
+        yield
 
 
 def _rank_body(target: LoadedTarget, rank: int, world_size: int, inputs: dict[str, object]) -> Callable[[], None]:
