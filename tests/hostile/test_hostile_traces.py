@@ -45,7 +45,7 @@ def test_traces_are_readable_by_others_and_no_partial_file_is_left(recorded: tup
         ({"choices": []}, "the field 'choices' is empty"),
         ({"choices": [["seed", 2, 5]]}, "0 <= index < options"),
         ({"world_size": 10**9}, "world_size"),
-        ({"inputs": {"not_an_input": 3}}, "'not_an_input', which is not an input"),
+        ({"inputs": {"not_an_input": 3}, "pinned": ["not_an_input"]}, "not_an_input"),
     ],
 )
 def test_a_malformed_trace_is_bad_input(
