@@ -47,3 +47,27 @@ def test_a_driver_that_expects_a_tasks_global_change_fails_as_under_ray() -> Non
     result = outcomes("mutating_a_global_in_a_task", seeds=1)[0]
     assert result.bug is not None and result.bug.kind == BugKind.EXCEPTION
     assert "the driver's LOG has 0 entries" in result.bug.message
+
+
+def test_ray_util_queue_connects_a_producer_task_to_consumer_tasks() -> None:
+    for function in ("pipeline", "nowait_and_timeouts"):
+        results = run_ray(f"ray_queue_programs.py:{function}", seeds=range(15), faults=False)
+        assert all(r.bug is None for r in results), function
+
+
+def test_a_consumer_waiting_for_an_item_never_produced_times_out_with_empty() -> None:
+    result = run_ray("ray_queue_programs.py:consumers_want_more_than_produced", seeds=range(1), faults=False)[0]
+    assert result.bug is not None and "RayTaskError(Empty)" in result.bug.message
+
+
+def test_cancel_interrupts_a_task_blocked_in_get_and_a_running_coroutine() -> None:
+    for function in ("cancel_a_blocked_task", "cancel_a_queued_or_running_async_call", "cancel_a_running_async_call"):
+        results = run_ray(f"ray_cancel.py:{function}", seeds=range(20), faults=False)
+        assert all(r.bug is None for r in results), function
+
+
+def test_reading_a_cancelled_result_fails_only_when_the_cancel_came_first() -> None:
+    results = run_ray("ray_cancel.py:cancelled_result_used_anyway", seeds=range(30), faults=False)
+    failed = [r for r in results if r.bug is not None]
+    assert failed and all("TaskCancelledError" in r.bug.message for r in failed)
+    assert any(r.bug is None for r in results)

@@ -31,6 +31,7 @@ started run on the restarted actor. Out of restarts, or killed with
 
 from __future__ import annotations
 
+import asyncio
 import collections
 import inspect
 from typing import Any, Callable
@@ -156,7 +157,7 @@ class Actor:
         self.queues.setdefault(call.caller, collections.deque()).append(call)
 
     def may_start(self, call: Call) -> bool:
-        if self.state == DEAD:
+        if self.state == DEAD or call.cancelled:
             return True  # to fail at once
         if self.state != ALIVE or not all(ref.ready for ref in call.dependencies):
             return False
@@ -269,6 +270,25 @@ class Call:
         self.retries_left = retries
         self.dependencies = top_level_refs(args, kwargs)
         self.epoch = -1
+        self.cancelled = False
+        # The worker running the call, once its agent exists (see calls.start_call).
+        self.worker: Worker | None = None
+
+    def cancel(self, force: bool) -> None:
+        """``ray.cancel`` of a call: a queued call never runs; a running coroutine gets CancelledError.
+
+        As in Ray, a running call of a synchronous or threaded actor is not
+        interrupted, and ``force=True`` is refused for actor calls.
+        """
+        if force:
+            raise ValueError("force=True is not supported for actor tasks.")
+        if self.epoch == -1:
+            self.cancelled = True
+        elif self.actor.is_async and self.worker is not None and not all(ref.ready for ref in self.refs):
+            self.worker.interrupt = asyncio.CancelledError()
+
+    def interrupted(self) -> bool:
+        return self.worker is not None and self.worker.interrupt is not None
 
     def orphaned(self) -> bool:
         """Its actor crashed or was killed since the call began."""

@@ -26,13 +26,13 @@ from dnsse.frameworks.ray import util
 from dnsse.frameworks.ray.actors import METHOD_OPTIONS_ATTRIBUTE, ActorClass, ActorHandle
 from dnsse.frameworks.ray.errors import GetTimeoutError
 from dnsse.frameworks.ray.refs import ObjectRef, copy_value, describe_pending
-from dnsse.frameworks.ray.runtime import controlled, current_runtime
+from dnsse.frameworks.ray.runtime import RayRuntime, controlled, current_runtime
 from dnsse.frameworks.ray.tasks import RemoteFunction
 from dnsse.frameworks.threads.primitive import block_until
 
 __all__ = [
     "ObjectRef", "exceptions", "util", "init", "shutdown", "is_initialized", "remote", "method",
-    "get", "wait", "put", "kill", "get_actor",
+    "get", "wait", "put", "kill", "get_actor", "cancel",
 ]
 
 class _InitInfo(dict):
@@ -115,10 +115,11 @@ def get(object_refs: Any, *, timeout: float | None = None) -> Any:
     runtime.checkpoint(agent)
     operation = Operation("ray.get", tuple((ref.object_name, Access.READ) for ref in refs),
                           ", ".join(ref.label() for ref in refs))
-    if not _wait_until(agent, operation, lambda: all(ref.ready for ref in refs),
-                       lambda: f"ray.get of {describe_pending(refs)}", timeout):
-        raise GetTimeoutError(f"Get timed out: some object(s) not ready after {timeout:g}s: {describe_pending(refs)}")
+    arrived = _wait_until(agent, runtime, operation, lambda: all(ref.ready for ref in refs),
+                          lambda: f"ray.get of {describe_pending(refs)}", timeout)
     runtime.checkpoint(agent, faults=False)
+    if not arrived:
+        raise GetTimeoutError(f"Get timed out: some object(s) not ready after {timeout:g}s: {describe_pending(refs)}")
     runtime.execution.emit(agent, "ray.get", {"ref": refs[0].number if refs else None, "refs": len(refs)})
     values = [ref.fetch() for ref in refs]
     return values[0] if single else values
@@ -137,7 +138,7 @@ def wait(
         raise ValueError(f"Invalid number of objects to return {num_returns} (given {len(refs)} refs).")
     runtime.checkpoint(agent)
     operation = Operation("ray.wait", tuple((ref.object_name, Access.READ) for ref in refs), f"{len(refs)} refs")
-    _wait_until(agent, operation, lambda: sum(ref.ready for ref in refs) >= num_returns,
+    _wait_until(agent, runtime, operation, lambda: sum(ref.ready for ref in refs) >= num_returns,
                 lambda: f"ray.wait for {num_returns} of {describe_pending(refs)}", timeout)
     runtime.checkpoint(agent, faults=False)
     ready = [ref for ref in refs if ref.ready][:num_returns]
@@ -146,12 +147,25 @@ def wait(
     return ready, [ref for ref in refs if id(ref) not in chosen]
 
 
-def _wait_until(agent: Any, operation: Operation, ready: Callable[[], bool], describe: Callable[[], str],
-                timeout: float | None) -> bool:
+def _wait_until(agent: Any, runtime: RayRuntime, operation: Operation, ready: Callable[[], bool],
+                describe: Callable[[], str], timeout: float | None) -> bool:
+    """Block until ``ready()``; a ``ray.cancel`` of the waiting task ends the wait too."""
     if timeout is not None and timeout <= 0:
         agent.execution.yield_point(agent, operation)
         return ready()
-    return block_until(agent, operation, ready, describe, timeout)
+    worker = runtime.worker_of(agent)
+    return block_until(agent, operation, lambda: worker.interrupt is not None or ready(), describe, timeout)
+
+
+def cancel(object_ref: ObjectRef, *, force: bool = False, recursive: bool = True) -> None:
+    """Cancel the task or actor call that fills ``object_ref`` (see :mod:`.tasks`, :mod:`.calls`)."""
+    if not isinstance(object_ref, ObjectRef):
+        raise TypeError(f"ray.cancel() only supported for object refs. For actors, try ray.kill(). Got: {object_ref!r}.")
+    agent, runtime = controlled("ray.cancel")
+    runtime.execution.yield_point(agent, Operation("ray.cancel", ((object_ref.object_name, Access.SYNC),),
+                                                   object_ref.label()))
+    if object_ref.canceller is not None:
+        object_ref.canceller(force)
 
 
 def put(value: Any, **kwargs: Any) -> ObjectRef:

@@ -7,12 +7,14 @@ before its result is stored, which is where a retry makes a method run twice.
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 
 from dnsse.engine.agent import ThreadAgent, Wait
 from dnsse.engine.operation import Access, Operation
 from dnsse.frameworks.ray.actor_state import DEAD, Call, crash_of
 from dnsse.frameworks.ray.coroutines import drive
+from dnsse.frameworks.ray.errors import TaskCancelledError
 from dnsse.frameworks.ray.refs import copy_value, failed_dependency, resolve
 from dnsse.frameworks.ray.results import store_error, store_value, task_error
 from dnsse.frameworks.ray.runtime import RayRuntime, Worker, WorkerCrash
@@ -25,7 +27,10 @@ def start_call(runtime: RayRuntime, call: Call) -> ThreadAgent:
     """Create the agent of ``call``; it waits until its actor lets it start."""
     actor = call.actor
     agent = ThreadAgent(runtime.execution, call.label, lambda: _run(runtime, agent, call), daemon=True)
-    agent.handle = Worker(caller=actor.label, label=call.label, actor=actor, call=call, crash=crash_of(actor))
+    call.worker = Worker(caller=actor.label, label=call.label, actor=actor, call=call, crash=crash_of(actor))
+    agent.handle = call.worker
+    for ref in call.refs:
+        ref.canceller = call.cancel
     agent.pending = _start_operation(call)
     agent.waiting = Wait(lambda: actor.may_start(call), lambda: actor.why_waiting(call))
     return agent
@@ -41,6 +46,10 @@ def _run(runtime: RayRuntime, agent: ThreadAgent, call: Call) -> None:
     execution = runtime.execution
     fields = {"actor": actor.label, "method": call.method}
     while True:
+        if call.cancelled:
+            store_error(call.refs, TaskCancelledError(f"{call.label} was cancelled before it started"))
+            actor.finish(call)
+            return
         if actor.state == DEAD:
             store_error(call.refs, call.lost_error())
             actor.finish(call)
@@ -86,6 +95,9 @@ def _attempt(runtime: RayRuntime, agent: ThreadAgent, call: Call) -> object:
         runtime.checkpoint(agent)
     except WorkerCrash:
         return _LOST
+    except asyncio.CancelledError:
+        store_error(call.refs, TaskCancelledError(f"{call.label} was cancelled while it ran"))
+        return None
     except Exception as error:  # noqa: BLE001 - a method's error goes to whoever gets its result
         if call.orphaned():
             return _LOST

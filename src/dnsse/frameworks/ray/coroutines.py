@@ -79,7 +79,10 @@ def drive(agent: ThreadAgent, runtime: RayRuntime, call: Call, coroutine: Corout
                     "(and coroutines that await these); rewrite the await with those"
                 )
                 continue
-            _suspend(agent, runtime, call, yielded)
+            try:
+                _suspend(agent, runtime, call, yielded)
+            except asyncio.CancelledError as cancelled:
+                throw = cancelled  # ray.cancel: raised at the await, where the coroutine may catch it
     except BaseException:
         # The worker died or the run is over: the coroutine's ``finally`` blocks
         # run now, not later in the garbage collector on some other thread.
@@ -100,7 +103,9 @@ def _suspend(agent: ThreadAgent, runtime: RayRuntime, call: Call, suspend: Suspe
     # coroutine of the actor does: the step is dependent on theirs.
     operation = Operation(awaited.kind, ((actor.object_name, Access.SYNC), *awaited.objects), awaited.detail)
     runtime.execution.block(
-        agent, Wait(lambda: call.orphaned() or (actor.loop_free(call) and ready()), suspend.describe), operation
+        agent,
+        Wait(lambda: call.orphaned() or (actor.loop_free(call) and (call.interrupted() or ready())), suspend.describe),
+        operation,
     )
     runtime.checkpoint(agent, faults=False)
     actor.take_loop(call)

@@ -17,7 +17,7 @@ import sys
 import types
 from typing import Iterator
 
-from dnsse.frameworks.ray import actor_pool, actors, api, errors, tasks, util
+from dnsse.frameworks.ray import actor_pool, actors, api, errors, ray_queue, tasks, util
 from dnsse.frameworks.ray.coroutines import ASYNCIO_REPLACEMENTS
 from dnsse.frameworks.threads.patching import controlled_threading
 
@@ -30,6 +30,7 @@ def _controlled_modules() -> dict[str, types.ModuleType]:
         "ray.exceptions": errors,
         "ray.util": util,
         "ray.util.actor_pool": actor_pool,
+        "ray.util.queue": ray_queue,
         "ray.actor": actors,
         "ray.remote_function": tasks,
     }

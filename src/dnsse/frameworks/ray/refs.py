@@ -10,7 +10,7 @@ handles inside values are passed as they are (they are names, not data).
 from __future__ import annotations
 
 import copy
-from typing import Any, Generator
+from typing import Any, Callable, Generator
 
 from dnsse.engine.operation import Access, Operation
 from dnsse.frameworks.ray.errors import RayTaskError
@@ -21,12 +21,14 @@ _PENDING, _VALUE, _ERROR = 0, 1, 2
 class ObjectRef:
     """A future value of the object store: ``ray.get(ref)``, ``await ref``, or a task argument."""
 
-    __slots__ = ("number", "source", "_state", "_value", "__weakref__")
+    __slots__ = ("number", "source", "canceller", "_state", "_value", "__weakref__")
 
     def __init__(self, number: int, source: str) -> None:
         self.number = number
         # What fills it, for people: "Counter#1.add#4", "f#2", "ray.put".
         self.source = source
+        # What ``ray.cancel(ref, force=...)`` does to the work that fills it.
+        self.canceller: Callable[[bool], None] | None = None
         self._state = _PENDING
         self._value: Any = None
 

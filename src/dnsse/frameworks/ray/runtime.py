@@ -50,6 +50,8 @@ class Worker:
     call: Call | None = None
     # Called at a fault point that injects a crash; None: no fault may strike here.
     crash: Callable[[], None] | None = None
+    # Raised at the worker's next Ray call or await: how ``ray.cancel`` interrupts it.
+    interrupt: BaseException | None = None
 
 
 @dataclass
@@ -104,6 +106,9 @@ class RayRuntime:
         worker = self.worker_of(agent)
         if worker.call is not None and worker.call.orphaned():
             raise WorkerCrash()
+        if worker.interrupt is not None:
+            interrupt, worker.interrupt = worker.interrupt, None
+            raise interrupt
         if not faults or worker.crash is None or self.faults_left <= 0:
             return
         if self.execution.choose_value(ChoiceKind.FAULT, 2) == 1:

@@ -47,6 +47,8 @@ class Shipment:
 
     def fresh(self) -> Any:
         """The root as one worker sees it, with a private copy of its globals."""
+        if not self.module_globals:
+            return self.root  # library code: shipped by reference
         namespace: dict[str, Any] = {
             "__builtins__": self.module_globals.get("__builtins__", __builtins__),
             "__name__": self.module_globals.get("__name__"),

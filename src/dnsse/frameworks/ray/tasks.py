@@ -17,7 +17,7 @@ from typing import Any, Callable
 from dnsse.engine.agent import ThreadAgent, Wait
 from dnsse.engine.operation import Access, Operation
 from dnsse.frameworks.ray import options as opts
-from dnsse.frameworks.ray.errors import WorkerCrashedError
+from dnsse.frameworks.ray.errors import TaskCancelledError, WorkerCrashedError
 from dnsse.frameworks.ray.refs import (
     ObjectRef,
     copy_value,
@@ -91,23 +91,52 @@ class _TaskRun:
         options = remote._options
         self.retries_left = opts.retries(options.get("max_retries"))
         self.retry_exceptions = options.get("retry_exceptions", False)
+        self.started = self.finished = False
+        # Cancelled before it started (it never runs), or while running (interrupted).
+        self.cancelled = self.interrupted = False
         execution = runtime.execution
         agent = ThreadAgent(execution, label, self._body, daemon=True)
         crash = (lambda: None) if self.retries_left != 0 else None
-        agent.handle = Worker(caller=label, label=label, crash=crash)
+        self.worker = Worker(caller=label, label=label, crash=crash)
+        agent.handle = self.worker
+        for ref in refs:
+            ref.canceller = self.cancel
         dependencies = top_level_refs(args, kwargs)
         agent.pending = Operation(
             "task.start", tuple((ref.object_name, Access.READ) for ref in dependencies), label
         )
         if dependencies:
+            arguments_ready = ready_refs(dependencies)
             agent.waiting = Wait(
-                ready_refs(dependencies), lambda: f"the arguments of {label}: {describe_pending(dependencies)}"
+                lambda: self.cancelled or arguments_ready(),
+                lambda: f"the arguments of {label}: {describe_pending(dependencies)}",
             )
         self.agent = agent
 
+    def cancel(self, force: bool) -> None:
+        """``ray.cancel``: a task not started never runs; a running one is interrupted at its next Ray call."""
+        if self.finished:
+            return
+        if not self.started:
+            self.cancelled = True
+            return
+        self.interrupted = True
+        # Ray raises KeyboardInterrupt in the task; force=True kills its worker.
+        self.worker.interrupt = WorkerCrash() if force else KeyboardInterrupt()
+
     def _body(self) -> None:
+        self.started = True
+        try:
+            self._run()
+        finally:
+            self.finished = True
+
+    def _run(self) -> None:
         runtime, agent = self.runtime, self.agent
         execution = runtime.execution
+        if self.cancelled:
+            store_error(self.refs, TaskCancelledError(f"{self.label} was cancelled before it started"))
+            return
         failed = failed_dependency(self.args, self.kwargs)
         if failed is not None:
             store_error(self.refs, failed)
@@ -119,7 +148,12 @@ class _TaskRun:
                 # Every attempt runs on a worker of its own, with its own globals.
                 value = self.shipment.fresh()(*args, **kwargs)
                 runtime.checkpoint(agent)
-            except WorkerCrash:
+            except (WorkerCrash, KeyboardInterrupt) as error:
+                if self.interrupted:
+                    store_error(self.refs, TaskCancelledError(f"{self.label} was cancelled while it ran"))
+                    break
+                if isinstance(error, KeyboardInterrupt):
+                    raise
                 if self._retry():
                     continue
                 store_error(self.refs, WorkerCrashedError(

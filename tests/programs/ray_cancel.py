@@ -1,0 +1,85 @@
+"""ray.cancel of tasks and actor calls."""
+
+import asyncio
+
+import ray
+from ray.exceptions import TaskCancelledError
+
+
+@ray.remote
+class Signal:
+    def __init__(self):
+        self.ready = False
+
+    def send(self):
+        self.ready = True
+
+    def is_set(self):
+        return self.ready
+
+
+@ray.remote
+def wait_forever(signal):
+    while not ray.get(signal.is_set.remote()):
+        pass
+    return "finished"
+
+
+def cancel_a_blocked_task():
+    signal = Signal.remote()
+    ref = wait_forever.remote(signal)
+    ray.cancel(ref)
+    try:
+        ray.get(ref)
+    except TaskCancelledError:
+        return
+    raise AssertionError("a cancelled task returned a value")
+
+
+@ray.remote
+class AsyncWorker:
+    def __init__(self):
+        self.started = False
+        self.never = asyncio.Event()
+
+    async def wait(self):
+        self.started = True
+        try:
+            await self.never.wait()
+        except asyncio.CancelledError:
+            return "caught"
+        return "woken"
+
+    async def has_started(self):
+        return self.started
+
+
+def cancel_a_queued_or_running_async_call():
+    worker = AsyncWorker.remote()
+    ref = worker.wait.remote()
+    ray.cancel(ref)
+    try:
+        assert ray.get(ref) == "caught"
+    except TaskCancelledError:
+        pass  # cancelled before it started
+
+
+def cancel_a_running_async_call():
+    worker = AsyncWorker.remote()
+    ref = worker.wait.remote()
+    while not ray.get(worker.has_started.remote()):
+        pass
+    ray.cancel(ref)
+    assert ray.get(ref) == "caught"
+
+
+@ray.remote
+def quick(x):
+    return x
+
+
+def cancelled_result_used_anyway():
+    """The bug: a result is read after its task was cancelled, which works only if it already ran."""
+    ref = quick.remote(1)
+    ray.cancel(ref)
+    assert ray.get(ref) == 1
