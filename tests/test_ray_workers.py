@@ -71,3 +71,19 @@ def test_reading_a_cancelled_result_fails_only_when_the_cancel_came_first() -> N
     failed = [r for r in results if r.bug is not None]
     assert failed and all("TaskCancelledError" in r.bug.message for r in failed)
     assert any(r.bug is None for r in results)
+
+
+def test_actors_holding_every_declared_cpu_starve_the_task_that_would_free_them() -> None:
+    results = run_ray("ray_resources.py:actors_take_every_cpu", seeds=range(40), faults=False)
+    deadlocks = [r for r in results if r.bug is not None]
+    assert deadlocks and all(r.bug.kind == BugKind.DEADLOCK for r in deadlocks)
+    assert any("1 CPU to be free (ray.init declared 2 CPU; held by Worker#1 (1 CPU), Worker#2 (1 CPU))" in d
+               for r in deadlocks for d in r.bug.details)
+    assert all(r.bug is None for r in run_ray("ray_resources.py:enough_cpus", seeds=range(40), faults=False))
+
+
+def test_a_task_needing_more_than_the_cluster_has_can_never_start() -> None:
+    result = run_ray("ray_resources.py:gpu_task_on_a_cpu_cluster", seeds=range(1), faults=False)[0]
+    assert result.bug is not None and result.bug.kind == BugKind.DEADLOCK
+    assert any("more than the whole cluster has (0 GPU, from ray.init): it can never start" in d
+               for d in result.bug.details)

@@ -49,6 +49,7 @@ from dnsse.frameworks.ray.refs import (
     resolve,
     top_level_refs,
 )
+from dnsse.frameworks.ray.resources import demand_of
 from dnsse.frameworks.ray.results import task_error
 from dnsse.frameworks.ray.runtime import RayRuntime, Worker
 from dnsse.frameworks.ray.shipping import Shipment
@@ -116,6 +117,9 @@ class Actor:
         self.queues: dict[str, collections.deque[Call]] = {}
         # The call whose coroutine holds each group's event loop (async actors).
         self.loop_owners: dict[str, Call] = {}
+        # Held for the actor's life; creating it needs a CPU free even when it holds none.
+        self.demand = demand_of(options, default_cpus=0)
+        self.creation_demand = {"CPU": 1.0, **self.demand}
         self._create(restart=False)
 
     # --------------------------------------------------------------- creation
@@ -126,15 +130,21 @@ class Actor:
         agent.handle = Worker(caller=self.label, label=label, actor=self)
         dependencies = top_level_refs(self.args, self.kwargs)
         agent.pending = Operation("actor.create", ((self.object_name, Access.SYNC),), label)
-        if dependencies:
-            agent.waiting = Wait(
-                lambda: all(ref.ready for ref in dependencies),
-                lambda: f"the arguments of {label}: {describe_pending(dependencies)}",
-            )
+        cluster = self.runtime.cluster
+
+        def why_waiting() -> str:
+            if not all(ref.ready for ref in dependencies):
+                return f"the arguments of {label}: {describe_pending(dependencies)}"
+            return cluster.why_not(self.creation_demand)
+
+        agent.waiting = Wait(
+            lambda: all(ref.ready for ref in dependencies) and cluster.fits(self.creation_demand), why_waiting
+        )
 
     def _construct(self, agent: ThreadAgent, restart: bool) -> None:
         execution = self.runtime.execution
         epoch = self.epoch
+        self.runtime.cluster.take(self.label, self.demand)
         failed = failed_dependency(self.args, self.kwargs)
         try:
             if failed is not None:
@@ -232,6 +242,7 @@ class Actor:
             return
         self.epoch += 1
         self.instance = None
+        self.runtime.cluster.give(self.label)
         self.running.clear()
         self.loop_owners.clear()
         if may_restart and (self.max_restarts == -1 or self.restarts < self.max_restarts):
@@ -243,6 +254,7 @@ class Actor:
         self.die(f"the actor is dead because {why}")
 
     def die(self, why: str) -> None:
+        self.runtime.cluster.give(self.label)
         self.epoch += 1
         self.state = DEAD
         self.instance = None

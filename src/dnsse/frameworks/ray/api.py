@@ -10,9 +10,8 @@ when nothing else can run.
 
 The events the runtime emits are listed in :mod:`.framework`.
 
-Not modeled: resources (``num_cpus``... are accepted and ignored), placement
-groups, streaming generators, ``ray.cancel``, runtime contexts, and separate
-module globals per worker (tasks run in the driver's copy of the module).
+Also ``cancel`` and resources (``ray.init(num_cpus=...)``, see
+:mod:`.resources`). Not modeled: placement groups and runtime contexts.
 """
 
 from __future__ import annotations
@@ -54,6 +53,7 @@ def init(*args: Any, ignore_reinit_error: bool = False, **kwargs: Any) -> _InitI
                 "'ignore_reinit_error=True' or by calling 'ray.shutdown()' prior to 'ray.init()'."
             )
         runtime.initialized = True
+        runtime.cluster.declare(kwargs.get("num_cpus"), kwargs.get("num_gpus"), kwargs.get("resources"))
     return _InitInfo(address="dnsse-controlled", dashboard_url=None)
 
 
@@ -154,7 +154,12 @@ def _wait_until(agent: Any, runtime: RayRuntime, operation: Operation, ready: Ca
         agent.execution.yield_point(agent, operation)
         return ready()
     worker = runtime.worker_of(agent)
-    return block_until(agent, operation, lambda: worker.interrupt is not None or ready(), describe, timeout)
+    # A task blocked here gives its CPUs back, as Ray's workers do.
+    runtime.cluster.blocked(worker.label)
+    try:
+        return block_until(agent, operation, lambda: worker.interrupt is not None or ready(), describe, timeout)
+    finally:
+        runtime.cluster.unblocked(worker.label)
 
 
 def cancel(object_ref: ObjectRef, *, force: bool = False, recursive: bool = True) -> None:

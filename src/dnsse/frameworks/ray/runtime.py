@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Callable
 from dnsse.engine.agent import ThreadAgent
 from dnsse.engine.choices import ChoiceKind
 from dnsse.engine.execution import Execution, current_agent
+from dnsse.frameworks.ray.resources import Cluster
 from dnsse.frameworks.ray.shipping import Shipment, shipment_of
 
 if TYPE_CHECKING:
@@ -63,6 +64,7 @@ class RayRuntime:
     faults_left: int = 0
     named: dict[tuple[str, str], Actor] = field(default_factory=dict)
     driver: Worker = field(default_factory=lambda: Worker("driver", "driver"))
+    cluster: Cluster = field(default_factory=Cluster)
 
     def __post_init__(self) -> None:
         self.faults_left = MAX_FAULTS if self.faults else 0

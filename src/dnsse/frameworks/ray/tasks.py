@@ -27,6 +27,7 @@ from dnsse.frameworks.ray.refs import (
     top_level_refs,
 )
 from dnsse.frameworks.ray.results import store_error, store_value, task_error
+from dnsse.frameworks.ray.resources import demand_of
 from dnsse.frameworks.ray.runtime import RayRuntime, Worker, WorkerCrash, controlled, ready_refs
 from dnsse.frameworks.ray.shipping import Shipment
 
@@ -101,16 +102,20 @@ class _TaskRun:
         agent.handle = self.worker
         for ref in refs:
             ref.canceller = self.cancel
+        self.demand = demand_of(options, default_cpus=1)
+        cluster = runtime.cluster
         dependencies = top_level_refs(args, kwargs)
         agent.pending = Operation(
             "task.start", tuple((ref.object_name, Access.READ) for ref in dependencies), label
         )
-        if dependencies:
-            arguments_ready = ready_refs(dependencies)
-            agent.waiting = Wait(
-                lambda: self.cancelled or arguments_ready(),
-                lambda: f"the arguments of {label}: {describe_pending(dependencies)}",
-            )
+        arguments_ready = ready_refs(dependencies)
+
+        def why_waiting() -> str:
+            if not arguments_ready():
+                return f"the arguments of {label}: {describe_pending(dependencies)}"
+            return cluster.why_not(self.demand)
+
+        agent.waiting = Wait(lambda: self.cancelled or (arguments_ready() and cluster.fits(self.demand)), why_waiting)
         self.agent = agent
 
     def cancel(self, force: bool) -> None:
@@ -126,9 +131,12 @@ class _TaskRun:
 
     def _body(self) -> None:
         self.started = True
+        cluster = self.runtime.cluster
+        cluster.take(self.label, self.demand, releases_when_blocked=True)
         try:
             self._run()
         finally:
+            cluster.give(self.label)
             self.finished = True
 
     def _run(self) -> None:
