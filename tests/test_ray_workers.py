@@ -87,3 +87,15 @@ def test_a_task_needing_more_than_the_cluster_has_can_never_start() -> None:
     assert result.bug is not None and result.bug.kind == BugKind.DEADLOCK
     assert any("more than the whole cluster has (0 GPU, from ray.init): it can never start" in d
                for d in result.bug.details)
+
+
+def test_streaming_generators_give_one_ref_per_yield_and_their_error_last() -> None:
+    for function in ("consume", "consume_a_failing_stream"):
+        results = run_ray(f"ray_streaming.py:{function}", seeds=range(15), faults=False)
+        assert all(r.bug is None for r in results), function
+
+
+def test_a_race_between_a_stream_and_the_calls_its_task_made_is_found() -> None:
+    results = run_ray("ray_streaming.py:progress_read_too_early", seeds=range(30), faults=False)
+    assert any(r.bug is not None and "AssertionError" in r.bug.message for r in results)
+    assert any(r.bug is None for r in results)

@@ -283,6 +283,8 @@ class Call:
         self.dependencies = top_level_refs(args, kwargs)
         self.epoch = -1
         self.cancelled = False
+        # A streaming call's values (see .streaming); its one ref says when it finished.
+        self.stream: Any = None
         # The worker running the call, once its agent exists (see calls.start_call).
         self.worker: Worker | None = None
 

@@ -15,6 +15,7 @@ from dnsse.frameworks.ray.calls import start_call
 from dnsse.frameworks.ray.errors import ActorAlreadyExistsError, PendingCallsLimitExceeded
 from dnsse.frameworks.ray.refs import ObjectRef, copy_value
 from dnsse.frameworks.ray.runtime import controlled
+from dnsse.frameworks.ray.streaming import ObjectRefGenerator, is_streaming
 
 METHOD_OPTIONS_ATTRIBUTE = "__dnsse_ray_method_options__"
 
@@ -106,7 +107,8 @@ class ActorMethod:
     def remote(self, *args: Any, **kwargs: Any) -> Any:
         actor = self._actor
         agent, runtime = controlled(f"{actor.label}.{self._name}.remote()")
-        count = opts.num_returns(self._options.get("num_returns"))
+        streaming = is_streaming(self._options.get("num_returns"), getattr(actor.cls, self._name))
+        count = 1 if streaming else opts.num_returns(self._options.get("num_returns"))
         retries = opts.retries(self._options.get("max_task_retries"), actor.max_task_retries)
         group = self._options.get("concurrency_group") or ""
         if group and group not in actor.groups:
@@ -127,11 +129,14 @@ class ActorMethod:
         refs = [ObjectRef(runtime.next_ref_number(), label) for _ in range(count)]
         runtime.execution.yield_point(agent, Operation("actor.submit", ((actor.object_name, Access.SYNC),), label))
         call = Call(actor, self._name, number, args, kwargs, refs, caller, retries, group)
+        call.stream = ObjectRefGenerator(refs[0]) if streaming else None
         actor.enqueue(call)
         start_call(runtime, call)
         runtime.execution.emit(agent, "actor.call.submit", {
             "actor": actor.label, "method": self._name, "ref": refs[0].number if refs else None,
         })
+        if call.stream is not None:
+            return call.stream
         if self._options.get("num_returns") is None:
             return refs[0]
         return refs if refs else None

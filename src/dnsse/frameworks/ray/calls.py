@@ -18,6 +18,7 @@ from dnsse.frameworks.ray.errors import TaskCancelledError
 from dnsse.frameworks.ray.refs import copy_value, failed_dependency, resolve
 from dnsse.frameworks.ray.results import store_error, store_value, task_error
 from dnsse.frameworks.ray.runtime import RayRuntime, Worker, WorkerCrash
+from dnsse.frameworks.ray.streaming import produce
 from dnsse.frameworks.threads.shared_state import traced
 
 _LOST = object()
@@ -92,6 +93,8 @@ def _attempt(runtime: RayRuntime, agent: ThreadAgent, call: Call) -> object:
             value = method(*args, **kwargs)
             if inspect.iscoroutine(value):
                 value = drive(agent, runtime, call, value)
+            if call.stream is not None:
+                value = produce(runtime, agent, call.stream, value)
         runtime.checkpoint(agent)
     except WorkerCrash:
         return _LOST

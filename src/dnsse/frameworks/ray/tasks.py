@@ -30,6 +30,7 @@ from dnsse.frameworks.ray.results import store_error, store_value, task_error
 from dnsse.frameworks.ray.resources import demand_of
 from dnsse.frameworks.ray.runtime import RayRuntime, Worker, WorkerCrash, controlled, ready_refs
 from dnsse.frameworks.ray.shipping import Shipment
+from dnsse.frameworks.ray.streaming import ObjectRefGenerator, is_streaming, produce
 
 
 class RemoteFunction:
@@ -48,7 +49,8 @@ class RemoteFunction:
 
     def remote(self, *args: Any, **kwargs: Any) -> Any:
         agent, runtime = controlled(f"{self.__name__}.remote()")
-        count = opts.num_returns(self._options.get("num_returns"))
+        streaming = is_streaming(self._options.get("num_returns"), self._function)
+        count = 1 if streaming else opts.num_returns(self._options.get("num_returns"))
         runtime.checkpoint(agent)
         number = runtime.next_work_number()
         label = f"{self.__name__}#{number}"
@@ -56,8 +58,10 @@ class RemoteFunction:
         refs = [ObjectRef(runtime.next_ref_number(), label) for _ in range(count)]
         shipment = runtime.shipment(self._function)
         runtime.execution.yield_point(agent, Operation("ray.submit", (), label))
-        _TaskRun(runtime, self, shipment, label, args, kwargs, refs)
+        run = _TaskRun(runtime, self, shipment, label, args, kwargs, refs, streaming)
         runtime.execution.emit(agent, "task.submit", {"task": self.__name__, "ref": refs[0].number if refs else None})
+        if streaming:
+            return run.stream
         if self._options.get("num_returns") is None:
             return refs[0]
         return refs if refs else None
@@ -80,11 +84,13 @@ class _TaskRun:
 
     def __init__(
         self, runtime: RayRuntime, remote: RemoteFunction, shipment: Shipment, label: str, args: tuple, kwargs: dict,
-        refs: list[ObjectRef],
+        refs: list[ObjectRef], streaming: bool = False,
     ) -> None:
         self.runtime = runtime
         self.remote = remote
         self.shipment = shipment
+        # A streaming task's one ref says when it finished; its values go to the stream.
+        self.stream = ObjectRefGenerator(refs[0]) if streaming else None
         self.label = label
         self.args = args
         self.kwargs = kwargs
@@ -155,6 +161,8 @@ class _TaskRun:
                 args, kwargs = resolve(self.args, self.kwargs)
                 # Every attempt runs on a worker of its own, with its own globals.
                 value = self.shipment.fresh()(*args, **kwargs)
+                if self.stream is not None:
+                    value = produce(runtime, agent, self.stream, value)
                 runtime.checkpoint(agent)
             except (WorkerCrash, KeyboardInterrupt) as error:
                 if self.interrupted:

@@ -1,0 +1,124 @@
+"""Streaming generators: a task or actor method that yields values one at a time.
+
+A generator function (or ``num_returns="streaming"``) returns an
+:class:`ObjectRefGenerator` at once; iterating it gives one ObjectRef per
+yielded value, blocking until the worker has produced the next one, as in
+Ray. Every ``yield`` in the worker is a scheduling point that fills a new
+ref. When the generator raises, the next ref the consumer gets holds the
+error (``ray.get`` raises it) and the iteration ends; ``completed()`` is a
+ref that is ready when the generator has finished.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any, Callable, Generator, Iterator
+
+from dnsse.engine.agent import ThreadAgent
+from dnsse.engine.operation import Access, Operation
+from dnsse.frameworks.ray.coroutines import Suspend, in_async_actor
+from dnsse.frameworks.ray.refs import ObjectRef
+from dnsse.frameworks.ray.runtime import RayRuntime, controlled
+from dnsse.frameworks.threads.primitive import block_until
+
+STREAMING = "streaming"
+
+
+def is_streaming(num_returns: object, function: Callable) -> bool:
+    """Whether a call streams: declared so, or a generator function with ``num_returns`` unset."""
+    if num_returns == "dynamic":
+        raise ValueError('num_returns="dynamic" is deprecated in Ray and not supported by dnsse; '
+                         'use num_returns="streaming" (the default for generator functions)')
+    return num_returns == STREAMING or (num_returns is None and inspect.isgeneratorfunction(function))
+
+
+class ObjectRefGenerator:
+    """What a streaming call returns: an iterator of ObjectRefs, one per yielded value."""
+
+    def __init__(self, completion: ObjectRef) -> None:
+        self._completion = completion
+        self._produced: list[ObjectRef] = []
+        self._next = 0
+        self._error_given = False
+
+    def __iter__(self) -> Iterator[ObjectRef]:
+        return self
+
+    def __next__(self) -> ObjectRef:
+        agent, runtime = controlled("next() of an ObjectRefGenerator")
+        runtime.checkpoint(agent)
+        block_until(agent, self._operation(), self._has_next, self._describe, None)
+        runtime.checkpoint(agent, faults=False)
+        return self._take()
+
+    def __aiter__(self) -> ObjectRefGenerator:
+        return self
+
+    def __anext__(self) -> Any:
+        return self._anext()
+
+    async def _anext(self) -> ObjectRef:
+        if not in_async_actor():
+            try:
+                return next(self)
+            except StopIteration:
+                raise StopAsyncIteration from None
+        await Suspend(self._has_next, self._describe, self._operation())
+        try:
+            return self._take()
+        except StopIteration:
+            raise StopAsyncIteration from None
+
+    def completed(self) -> ObjectRef:
+        return self._completion
+
+    def is_finished(self) -> bool:
+        return self._completion.ready and self._next >= len(self._produced)
+
+    def _has_next(self) -> bool:
+        return self._next < len(self._produced) or self._completion.ready
+
+    def _take(self) -> ObjectRef:
+        if self._next < len(self._produced):
+            ref = self._produced[self._next]
+            self._next += 1
+            return ref
+        if self._completion.error() is not None and not self._error_given:
+            self._error_given = True
+            return self._completion
+        raise StopIteration
+
+    def _operation(self) -> Operation:
+        return Operation("ray.stream.next", ((self._completion.object_name, Access.READ),), self._completion.source)
+
+    def _describe(self) -> str:
+        return f"the next value of the streaming {self._completion.source}"
+
+    def __deepcopy__(self, memo: dict) -> ObjectRefGenerator:
+        return self  # a handle, passed by name
+
+    def __repr__(self) -> str:
+        return f"ObjectRefGenerator({self._completion.source})"
+
+
+def produce(runtime: RayRuntime, agent: ThreadAgent, stream: ObjectRefGenerator, generator: Generator) -> Any:
+    """Run a streaming call's generator, filling one ref per yield; its return value at the end."""
+    completion = stream.completed()
+    if not inspect.isgenerator(generator):
+        raise TypeError(f"{completion.source} declares num_returns='streaming' but returned "
+                        f"{type(generator).__name__}, not a generator")
+    try:
+        while True:
+            try:
+                item = next(generator)
+            except StopIteration as stop:
+                return stop.value
+            runtime.checkpoint(agent)
+            ref = ObjectRef(runtime.next_ref_number(), f"{completion.source}[{len(stream._produced)}]")
+            operation = Operation("task.yield", ((ref.object_name, Access.WRITE), (completion.object_name, Access.WRITE)),
+                                  ref.label())
+            runtime.execution.yield_point(agent, operation)
+            ref.fill(item)
+            stream._produced.append(ref)
+    finally:
+        generator.close()
