@@ -16,7 +16,7 @@ from typing import Sequence
 
 from dnsse.engine.execution import Limits
 from dnsse.errors import BadInput
-from dnsse.report.options import add_output_options
+from dnsse.report.options import add_output_options, add_report_command
 from dnsse.search.registry import BUILT, DEFAULT, PLANNED
 from dnsse.validation import (
     MAX_BUDGET,
@@ -115,6 +115,9 @@ def _parser() -> argparse.ArgumentParser:
     replay = commands.add_parser("replay", help="re-run a recorded bug trace")
     replay.add_argument("trace", metavar="TRACE.json", type=Path)
     replay.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+
+    report = add_report_command(commands)
+    report.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     return parser
 
 
@@ -123,6 +126,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if arguments.command == "check":
             return _check(arguments)
+        if arguments.command == "report":
+            return _report(arguments)
         return _replay(arguments)
     except BadInput as error:
         if arguments.debug:
@@ -254,6 +259,13 @@ def _pinned_inputs(given: list[str]) -> dict[str, str]:
             raise BadInput(f"--input {item!r} is not of the form NAME=VALUE (for example --input batch=7)")
         pinned[name.strip()] = value
     return pinned
+
+
+def _report(arguments: argparse.Namespace) -> int:
+    from dnsse.report.files import report_directory
+
+    print(f"dnsse: HTML report written to {report_directory(arguments.directory, arguments.html)}")
+    return EXIT_CLEAN
 
 
 if __name__ == "__main__":

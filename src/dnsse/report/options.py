@@ -30,3 +30,17 @@ def add_output_options(check: argparse.ArgumentParser) -> None:
         "--sarif", type=Path, default=None, metavar="PATH",
         help="write a SARIF 2.1.0 report here: one result per bug, at the source lines of its failing steps",
     )
+    check.add_argument(
+        "--html", type=Path, default=None, metavar="PATH",
+        help="write one self-contained HTML page here: each bug's run as a timeline, one lane per agent",
+    )
+
+
+def add_report_command(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """``dnsse report DIR``: the HTML page of a finished campaign."""
+    report = commands.add_parser("report", help="draw the HTML page of a finished campaign")
+    report.add_argument("directory", metavar="DIR", type=Path, help="the --out directory of a `dnsse check` run")
+    report.add_argument(
+        "--html", type=Path, default=None, metavar="PATH", help="where the page goes (default DIR/report.html)"
+    )
+    return report
