@@ -45,7 +45,7 @@ def test_a_correct_program_exits_zero_with_no_trace(tmp_path: Path, capsys: pyte
     status = main(["check", f"{PROGRAMS}/torch_values.py:checked", "--budget", "30", "--out", str(tmp_path)])
     assert status == 0
     assert "no bug found" in capsys.readouterr().out
-    assert not list(tmp_path.glob("*.json"))
+    assert not list(tmp_path.glob("bug-*.json"))
 
 
 def test_lock_order_deadlock_names_both_threads(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:

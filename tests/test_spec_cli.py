@@ -43,7 +43,7 @@ def test_a_spec_that_holds_produces_no_report(tmp_path: Path) -> None:
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "no bug found" in result.stdout
-    assert not list(tmp_path.iterdir())
+    assert not list(tmp_path.glob("bug-*.json"))
 
 
 def test_a_malformed_spec_exits_2_with_the_formula_and_a_caret(tmp_path: Path) -> None:
