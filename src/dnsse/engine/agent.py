@@ -23,17 +23,23 @@ class Wait:
     """Why an agent cannot run, and the test that says when it can.
 
     ``ready`` is evaluated by the scheduler at each step, so a primitive never
-    has to remember to wake anybody (no lost wake-ups in the engine). A
-    ``timed`` wait may expire, but only when nothing else can run: time moves
-    only when the program is otherwise idle.
+    has to remember to wake anybody (no lost wake-ups in the engine). A wait
+    with a ``timeout`` (seconds) may expire at any scheduling point while it is
+    not ready, as real timeouts do when the thing waited for is merely slow:
+    the expiry is one more step the scheduler may choose (its operation is
+    ``expiry``, set by :meth:`Execution.block`), not something that happens
+    only when nothing else can run.
     """
 
-    __slots__ = ("ready", "describe", "timed", "timed_out")
+    __slots__ = ("ready", "describe", "timeout", "expiry", "timed_out")
 
-    def __init__(self, ready: Callable[[], bool], describe: Callable[[], str], timed: bool = False) -> None:
+    def __init__(
+        self, ready: Callable[[], bool], describe: Callable[[], str], timeout: float | None = None
+    ) -> None:
         self.ready = ready
         self.describe = describe
-        self.timed = timed
+        self.timeout = timeout
+        self.expiry: Operation | None = None
         self.timed_out = False
 
 

@@ -21,7 +21,6 @@ class ChoiceKind:
 
     AGENT = "agent"  # which runnable agent takes the next step
     MATCH = "match"  # which pending message an any-source receive matches
-    TIMEOUT = "timeout"  # which timed wait expires when nothing else can run
     SEED = "seed"  # the seed of the program's random number generators
     INPUT = "input"  # the value an explored input takes
     FAULT = "fault"  # whether a fault is injected here
@@ -53,7 +52,13 @@ class Chooser(Protocol):
     """The two questions the engine asks: which agent next, and which value."""
 
     def next_agent(self, runnable: Sequence[int], current: int | None, step: int) -> int:
-        """Return the index in ``runnable`` (agent ids, ascending) of the agent to run."""
+        """Return the index in ``runnable`` of the agent that takes the next step.
+
+        ``runnable`` lists the agents that can go on (ids ascending), then
+        those whose timed wait may expire instead (ids ascending): choosing
+        one of those makes its wait time out. ``current`` is the agent that
+        was running, when it can go on.
+        """
         ...
 
     def next_value(self, kind: str, options: int) -> int:

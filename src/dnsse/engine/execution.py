@@ -18,9 +18,9 @@ from typing import Callable
 
 from dnsse.engine.agent import FINISHED, Agent, StepAgent, ThreadAgent, Wait
 from dnsse.engine.bugs import Bug, BugKind
-from dnsse.engine.choices import Chooser, ChoiceKind, RecordingChooser, TraceDivergence
+from dnsse.engine.choices import Chooser, RecordingChooser, TraceDivergence
 from dnsse.engine.location import frame_location
-from dnsse.engine.operation import Operation
+from dnsse.engine.operation import Operation, expiry_of
 
 _local = _thread._local()
 
@@ -117,8 +117,14 @@ class Execution:
         self._switch(agent)
 
     def block(self, agent: ThreadAgent, wait: Wait, operation: Operation) -> bool:
-        """Park ``agent`` until ``wait`` is ready; ``False`` when a timed wait expired."""
+        """Park ``agent`` until ``wait`` is ready; ``False`` when a timed wait expired.
+
+        A wait with a timeout expires when the scheduler chooses its expiry
+        step (see :class:`~dnsse.engine.agent.Wait`).
+        """
         agent.pending = operation
+        if wait.timeout is not None:
+            wait.expiry = expiry_of(operation, wait.timeout)
         agent.waiting = wait
         self._switch(agent)
         return not wait.timed_out
@@ -169,23 +175,14 @@ class Execution:
         while True:
             if self.aborted:
                 return None
-            runnable: list[int] = []
-            live = False
-            for candidate in self.active:
-                if not candidate.daemon:
-                    live = True
-                waiting = candidate.waiting
-                if waiting is None or waiting.ready():
-                    runnable.append(candidate.id)
-            if not live:
+            enabled, expiring = self._enabled()
+            if enabled is None:
                 self._complete()
                 return None
+            runnable = enabled + [agent.id for agent in expiring]
             if not runnable:
-                expired = self._expire_timed_wait()
-                if expired is None:
-                    self.fail(self._deadlock_bug())
-                    return None
-                runnable.append(expired.id)
+                self.fail(self._deadlock_bug())
+                return None
             self.step += 1
             if self.step > limits.max_steps:
                 self.fail(
@@ -196,30 +193,56 @@ class Execution:
                     )
                 )
                 return None
+            # The agent that switched away goes on only if it can: a wait that
+            # may expire is not "continuing" (choosing another is no preemption).
+            going_on = current.id if current is not None and current.id in enabled else None
             if len(runnable) == 1:
-                chosen = self.agents[runnable[0]]
+                index = 0
             elif self._sees_operations:
                 index = self.chooser.next_agent_seeing(
                     runnable,
-                    current.id if current is not None else None,
+                    going_on,
                     self.step,
-                    [self.agents[i].pending for i in runnable],
+                    [self.agents[i].pending for i in enabled] + [a.waiting.expiry for a in expiring],  # type: ignore[union-attr]
                     self.history,
                 )
-                chosen = self.agents[runnable[index]]
             else:
-                index = self.chooser.next_agent(runnable, current.id if current is not None else None, self.step)
-                chosen = self.agents[runnable[index]]
+                index = self.chooser.next_agent(runnable, going_on, self.step)
+            chosen = self.agents[runnable[index]]
+            operation = chosen.pending
+            if index >= len(enabled):
+                chosen.waiting.timed_out = True  # type: ignore[union-attr]
+                operation = chosen.waiting.expiry  # type: ignore[union-attr, assignment]
             chosen.waiting = None
-            self.history.append((chosen.id, chosen.pending))
+            self.history.append((chosen.id, operation))
             for observer in self.step_observers:
-                observer(chosen, chosen.pending)
+                observer(chosen, operation)
             if self.aborted:
                 return None
             if isinstance(chosen, StepAgent):
                 self._run_step(chosen)
                 continue
             return chosen  # type: ignore[return-value]
+
+    def _enabled(self) -> tuple[list[int] | None, list[Agent]]:
+        """The ids of agents that can take a step, and the agents whose timed wait may expire.
+
+        ``None`` for the first when no live (non-daemon) agent is left. Expiring
+        waits come after the enabled agents in the choice offered to the
+        chooser, so "the first option" never gives up on a wait.
+        """
+        enabled: list[int] = []
+        expiring: list[Agent] = []
+        live = False
+        for candidate in self.active:
+            if not candidate.daemon:
+                live = True
+            waiting = candidate.waiting
+            if waiting is None or waiting.ready():
+                enabled.append(candidate.id)
+            elif waiting.expiry is not None:
+                expiring.append(candidate)
+        return (enabled if live else None), expiring
 
     def _run_step(self, agent: StepAgent) -> None:
         try:
@@ -245,15 +268,6 @@ class Execution:
             self.active.remove(agent)
         else:
             agent.waiting = outcome  # type: ignore[assignment]
-
-    def _expire_timed_wait(self) -> Agent | None:
-        timed = [a for a in self.active if a.waiting is not None and a.waiting.timed]
-        if not timed:
-            return None
-        index = self.choose_value(ChoiceKind.TIMEOUT, len(timed))
-        agent = timed[index]
-        agent.waiting.timed_out = True  # type: ignore[union-attr]
-        return agent
 
     # ------------------------------------------------------------ agent exits
     def agent_finished(self, agent: ThreadAgent) -> None:

@@ -40,3 +40,27 @@ class Operation:
 
 
 START = Operation("start")
+
+CLOCK = "clock"
+"""The object that stands for virtual time: sleeps and expiring timeouts write it."""
+
+_EXPIRY_SUFFIX = ".timeout"
+
+
+def expiry_of(operation: Operation, seconds: float) -> Operation:
+    """The step in which a timed wait at ``operation`` gives up after ``seconds``.
+
+    It touches what the wait touches (so it is dependent with the step that
+    would satisfy the wait: a search that reorders the two sees both outcomes)
+    and moves virtual time to the deadline.
+    """
+    return Operation(
+        operation.kind + _EXPIRY_SUFFIX,
+        operation.objects + ((CLOCK, Access.WRITE),),
+        f"{operation.detail} (timeout after {seconds:g}s)" if operation.detail else f"timeout after {seconds:g}s",
+    )
+
+
+def is_expiry(operation: Operation) -> bool:
+    """Whether ``operation`` is a timed wait giving up (see :func:`expiry_of`)."""
+    return operation.kind.endswith(_EXPIRY_SUFFIX)

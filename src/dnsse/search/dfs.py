@@ -40,11 +40,14 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 from dnsse.engine.choices import ChoiceKind, TraceDivergence
-from dnsse.engine.operation import Operation
+from dnsse.engine.operation import Operation, is_expiry
 from dnsse.engine.runner import ExecutionResult
 from dnsse.search.dependency import HappensBefore, dependent, happens_before
 
 SEED = 0
+# Steps an agent that could go on (or whose timed wait could expire) is passed
+# over, in the first schedule of a branch, before it goes first.
+PATIENCE = 200
 MODEL_EXCLUDES = (
     "the seed of the program's random generators is fixed to 0 and inputs keep their default values; "
     "executions are cut at the step limit (--max-steps); dependencies that no scheduling point names are "
@@ -68,6 +71,7 @@ class _AgentNode:
     backtrack: set[int] = field(default_factory=set)
 
     def preempts(self, agent: int) -> bool:
+        # ``current`` is set only when that agent could go on (not when its wait may expire).
         return self.current is not None and self.current in self.runnable and agent != self.current
 
 
@@ -94,6 +98,8 @@ class DfsChooser:
         self.position = 0
         self.sleep: dict[int, Operation] = {}
         self.seen_steps = 0
+        # Agent -> index of its latest step in the history (or when it was first seen runnable).
+        self.last_step: dict[int, int] = {}
         self.preemptions = 0
         self.blocked = False  # every runnable agent was asleep: the rest is redundant
 
@@ -126,10 +132,14 @@ class DfsChooser:
         history: Sequence[tuple[int, Operation]],
     ) -> int:
         reduce = self.search.bound is None
-        if reduce:
-            for agent, operation in history[self.seen_steps :]:
+        for index in range(self.seen_steps, len(history)):
+            agent, operation = history[index]
+            self.last_step[agent] = index
+            if reduce:
                 self.sleep = {r: o for r, o in self.sleep.items() if not dependent(r, o, agent, operation)}
         self.seen_steps = len(history)
+        for agent in runnable:
+            self.last_step.setdefault(agent, self.seen_steps)  # waiting since it was first seen
         if self.blocked:
             return self._keep_going(runnable, current)
         node = self._replayed()
@@ -141,10 +151,13 @@ class DfsChooser:
         else:
             pending = dict(zip(runnable, operations))
             awake = set(runnable) - set(self.sleep)
-            if reduce and not awake:
+            starved = self._starved(set(runnable))
+            # A starved agent that sleeps must run all the same (the run has to
+            # end), and any schedule that runs it here is redundant.
+            if reduce and (not awake or starved in self.sleep):
                 self.blocked = True
                 return self._keep_going(runnable, current)
-            chosen = self._first_choice(current, awake)
+            chosen = self._first_choice(current, awake, pending, starved)
             node = _AgentNode(step, tuple(runnable), pending, current, self.preemptions, dict(self.sleep), chosen)
             node.done.append(chosen)
             node.backtrack.add(chosen)
@@ -160,16 +173,37 @@ class DfsChooser:
         return list(runnable).index(chosen)
 
     @staticmethod
-    def _first_choice(current: int | None, awake: set[int]) -> int:
-        """Keep the current agent when it can go on (no preemption), else the lowest id."""
+    def _first_choice(current: int | None, awake: set[int], pending: dict[int, Operation], starved: int | None) -> int:
+        """Keep the current agent when it can go on (no preemption), else the lowest id.
+
+        Two exceptions keep the first schedule of a branch fair, as real
+        runs are: an agent passed over for ``PATIENCE`` steps goes first (an
+        agent that loops forever must not starve the rest, nor keep a timeout
+        from ever firing); and a timed wait gives up first only when nothing
+        else is awake. Every other order is explored where a race says so.
+        """
+        if starved is not None:
+            return starved
         if current is not None and current in awake:
             return current
-        return min(awake)
+        waiting = {agent for agent in awake if not is_expiry(pending[agent])}
+        return min(waiting or awake)
 
-    @staticmethod
-    def _keep_going(runnable: Sequence[int], current: int | None) -> int:
-        """Past a sleep-set block the run only has to end: no new nodes, no preemptions."""
+    def _keep_going(self, runnable: Sequence[int], current: int | None) -> int:
+        """Past a sleep-set block the run only has to end: no new nodes, no preemptions but fair ones.
+
+        Agents that can go on come before expiring waits in ``runnable``.
+        """
+        starved = self._starved(set(runnable))
+        if starved is not None:
+            return list(runnable).index(starved)
         return runnable.index(current) if current in runnable else 0
+
+    def _starved(self, candidates: set[int]) -> int | None:
+        """The agent that has not run for longest, once that is ``PATIENCE`` steps."""
+        now = self.seen_steps
+        longest = min(candidates, key=lambda agent: (self.last_step[agent], agent))
+        return longest if now - self.last_step[longest] > PATIENCE else None
 
     def _replayed(self) -> _Node | None:
         """The next node of the prefix to replay; ``None`` past the prefix."""

@@ -5,8 +5,8 @@ and classes, with options, and ``.options()``), ``method``, ``get`` (one ref
 or a list, with ``timeout``), ``wait`` (``num_returns``, ``timeout``),
 ``put``, ``kill``, ``get_actor``, ``ObjectRef``, ``ray.exceptions``,
 ``ray.util.ActorPool``. ``get``, ``wait``, ``put``, submissions and
-``kill`` are scheduling points. Time is virtual: a timeout expires only
-when nothing else can run.
+``kill`` are scheduling points. Time is virtual: a pending ``get`` or
+``wait`` with a timeout may expire at any scheduling point (a choice).
 
 The events the runtime emits are listed in :mod:`.framework`.
 

@@ -1,10 +1,11 @@
 """Virtual time: ``time.sleep`` is a scheduling point, and clocks read virtual time.
 
 A controlled program never really sleeps. Virtual time advances by each
-``sleep`` and jumps to the deadline of a timed wait when it expires (which the
-engine lets happen only when nothing else can run), so ``queue.get(timeout=1)``
-and ``Condition.wait_for(..., timeout)`` terminate, and every execution of a
-schedule reads the same times. Outside an execution these are the real clocks.
+``sleep`` and jumps to the deadline of a timed wait when it expires (a step
+the scheduler may choose whenever the wait is pending), so
+``queue.get(timeout=1)`` and ``Condition.wait_for(..., timeout)`` terminate,
+and every execution of a schedule reads the same times. Outside an execution
+these are the real clocks.
 
 A loop that spins on the clock without ever sleeping or blocking never sees
 time pass; it ends at the step limit and is reported as a timeout.
@@ -15,7 +16,7 @@ from __future__ import annotations
 import time
 
 from dnsse.engine.execution import current_agent
-from dnsse.engine.operation import Access, Operation
+from dnsse.engine.operation import CLOCK, Access, Operation
 from dnsse.frameworks.threads.runtime import MONOTONIC_BASE, WALL_CLOCK_BASE, runtime_for
 
 real_sleep = time.sleep
@@ -26,7 +27,7 @@ real_perf_counter_ns = time.perf_counter_ns
 real_time = time.time
 real_time_ns = time.time_ns
 
-_CLOCK = (("clock", Access.WRITE),)
+_CLOCK = ((CLOCK, Access.WRITE),)
 
 
 def sleep(seconds: float) -> None:

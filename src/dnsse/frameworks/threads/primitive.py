@@ -34,10 +34,14 @@ def block_until(
     describe: Callable[[], str],
     timeout: float | None,
 ) -> bool:
-    """Park ``agent`` until ``ready()``; ``False`` when ``timeout`` (virtual seconds) expired."""
+    """Park ``agent`` until ``ready()``; ``False`` when ``timeout`` (virtual seconds) expired.
+
+    The wait may expire at any scheduling point where it is still pending (a
+    choice of the scheduler), and virtual time then jumps to its deadline.
+    """
     runtime = runtime_for(agent.execution)
     started = runtime.elapsed
-    if agent.execution.block(agent, Wait(ready, describe, timed=timeout is not None), operation):
+    if agent.execution.block(agent, Wait(ready, describe, timeout), operation):
         return True
     runtime.advance_to(started + timeout)  # type: ignore[operator]
     return False

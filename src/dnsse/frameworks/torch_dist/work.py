@@ -17,6 +17,7 @@ changed after the transfer wrote it``.
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import TYPE_CHECKING, Protocol, Sequence
 
 import torch
@@ -97,18 +98,24 @@ class Work:
         return False
 
     def wait(self, timeout: object = None) -> bool:
+        """Wait for the transfer; with a ``timeout`` it may give up, as torch raises then."""
         state = current_rank("Work.wait")
         part = self._part
         execution = state.world.execution
+        seconds = _timeout_seconds(timeout)
         state.waiting_in = part.instance
         try:
-            execution.block(
+            finished = execution.block(
                 state.agent,
-                Wait(lambda: part.done, part.describe_wait),
+                Wait(lambda: part.done, part.describe_wait, seconds),
                 Operation("wait", part.touches, f"Work.wait() of {part.op}"),
             )
         finally:
             state.waiting_in = None
+        if not finished:
+            raise torch.distributed.DistBackendError(
+                f"Work.wait() of {part.op} on rank {state.rank} timed out after {seconds:g}s"
+            )
         execution.emit(state.agent, "wait", {"op": part.op, "rank": state.rank})
         self._settle()
         return True
@@ -142,6 +149,14 @@ class Work:
 
     def __repr__(self) -> str:
         return f"<dnsse Work {self._part.op} on rank {self._state.rank}{' done' if self._part.done else ''}>"
+
+
+def _timeout_seconds(timeout: object) -> float | None:
+    """torch's ``timeout`` (a ``timedelta``; zero means none) in seconds, ``None`` for no timeout."""
+    if timeout is None:
+        return None
+    seconds = timeout.total_seconds() if isinstance(timeout, timedelta) else float(timeout)  # type: ignore[arg-type]
+    return seconds if seconds > 0 else None
 
 
 class Future:
