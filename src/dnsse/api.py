@@ -1,11 +1,15 @@
-"""What a program under test may call: events for specifications, and input bounds."""
+"""What a program under test may call: events for specifications, input bounds, and ``@dnsse.test``."""
 
 from __future__ import annotations
+
+import functools
+import inspect
+from typing import Callable, Sequence
 
 from dnsse.engine.execution import current_agent
 from dnsse.engine.inputs import Range, TensorSpec
 
-__all__ = ["emit", "Range", "TensorSpec"]
+__all__ = ["emit", "Range", "TensorSpec", "test"]
 
 
 def emit(name: str, **fields: object) -> None:
@@ -17,3 +21,49 @@ def emit(name: str, **fields: object) -> None:
     agent = current_agent()
     if agent is not None:
         agent.execution.emit(agent, name, fields)
+
+
+def test(
+    framework: str = "auto",
+    world_size: int = 2,
+    budget: int = 200,
+    strategy: str | None = None,
+    seed: int = 0,
+    spec: str | Sequence[str] = (),
+    time_budget: float | None = None,
+) -> Callable[[Callable], Callable]:
+    """Make a test function a dnsse campaign: pytest calls it, dnsse searches its schedules.
+
+    The function is written as a ``dnsse check`` entry point of its
+    ``framework`` (``rank, world_size`` first for torch). When pytest calls
+    the test, up to ``budget`` executions run under control with ``strategy``
+    and ``seed``, checking the LTL formulas of ``spec``; the first bug fails
+    the test with its minimized story and the ``dnsse replay`` command, and
+    its trace stays under ``.dnsse/pytest/``.
+    """
+    from dnsse.search.registry import DEFAULT
+    from dnsse.testing import TestSettings, check_test
+
+    settings = TestSettings(
+        framework=framework,
+        world_size=world_size,
+        budget=budget,
+        strategy=strategy or DEFAULT,
+        seed=seed,
+        spec=(spec,) if isinstance(spec, str) else tuple(spec),
+        time_budget=time_budget,
+    )
+
+    def decorate(function: Callable) -> Callable:
+        @functools.wraps(function)
+        def campaign() -> None:
+            check_test(function, settings)
+
+        # pytest must see a test without parameters (no fixtures named rank or world_size),
+        # and dnsse the function itself as the entry point.
+        del campaign.__wrapped__
+        campaign.__signature__ = inspect.Signature()  # type: ignore[attr-defined]
+        campaign.__dnsse_test__ = function  # type: ignore[attr-defined]
+        return campaign
+
+    return decorate

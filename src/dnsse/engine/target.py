@@ -136,6 +136,8 @@ class LoadedTarget:
 
     def entry_point(self, module: types.ModuleType) -> typing.Callable:
         function = getattr(module, self.spec.function, None)
+        # A test decorated with @dnsse.test is checked as the function it decorates.
+        function = getattr(function, "__dnsse_test__", function)
         if not callable(function):
             raise BadInput(f"{self.spec} is not callable after the module ran")
         return function

@@ -100,18 +100,23 @@ class CheckConsole:
     def _tell(self, found: FoundBug, story: Story | None) -> None:
         if self.quiet:
             self.print(f"{found.bug.kind}: {found.bug.message}")
+            self.print(f"trace:  {found.trace_path}")
+            self.print(f"replay: dnsse replay {shell_path(found.trace_path)}")
         else:
-            self.print(f"\nfound a bug in execution {found.execution} ({found.elapsed_s:.2f}s):")
-            self.print(indent(found.bug.render()))
-            if found.inputs:
-                self.print(f"inputs: {inputs_line(found.inputs)}")
-            if story is not None:
-                self.print()
-                self.print(indent("\n".join(story_lines(story))))
-                self.print()
-                self.print(indent("\n".join(printed_lines(story))))
-        self.print(f"trace:  {found.trace_path}")
-        self.print(f"replay: dnsse replay {shell_path(found.trace_path)}")
+            self.print()
+            self.print("\n".join(bug_block(found, story)))
+
+
+def bug_block(found: FoundBug, story: Story | None) -> list[str]:
+    """A found bug as a person reads it: the bug, its inputs, its story, its output, its trace."""
+    lines = [f"found a bug in execution {found.execution} ({found.elapsed_s:.2f}s):", indent(found.bug.render())]
+    if found.inputs:
+        lines.append(f"inputs: {inputs_line(found.inputs)}")
+    if story is not None:
+        lines += ["", indent("\n".join(story_lines(story))), "", indent("\n".join(printed_lines(story)))]
+    lines.append(f"trace:  {found.trace_path}")
+    lines.append(f"replay: dnsse replay {shell_path(found.trace_path)}")
+    return lines
 
 
 def printed_lines(story: Story, limit: int | None = 20) -> list[str]:

@@ -1,0 +1,77 @@
+"""A test function checked as a campaign: what ``@dnsse.test`` runs when pytest calls the test.
+
+The test's own module is the target, and the decorated function its entry
+point (``LoadedTarget.entry_point`` unwraps the decorator), so every
+execution gets fresh module globals exactly as with ``dnsse check``. A bug
+fails the test with its story and the ``dnsse replay`` command; its trace is
+kept under ``.dnsse/pytest/`` of the directory pytest runs in.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from dnsse.report.console import bug_block
+from dnsse.report.story import tell
+from dnsse.search.campaign import CampaignConfig, run_campaign
+from dnsse.search.registry import DEFAULT
+
+TRACES = Path(".dnsse") / "pytest"
+
+
+class BugFound(AssertionError):
+    """A campaign run by ``@dnsse.test`` found a bug; the message tells it, trace and replay included."""
+
+    def __init__(self, text: str, trace: Path) -> None:
+        super().__init__(text)
+        self.text = text
+        self.trace = trace
+
+
+@dataclass(frozen=True)
+class TestSettings:
+    framework: str = "auto"
+    world_size: int = 2
+    budget: int = 200
+    strategy: str = DEFAULT
+    seed: int = 0
+    spec: tuple[str, ...] = field(default_factory=tuple)
+    time_budget: float | None = None
+
+
+def check_test(function: Callable, settings: TestSettings) -> None:
+    """Run the campaign of the test ``function``; raise :class:`BugFound` on its first bug."""
+    path = Path(inspect.getfile(function))
+    name = function.__name__
+    if "." in function.__qualname__.replace(".<locals>.", "."):
+        raise TypeError(f"@dnsse.test decorates top-level test functions only, not {function.__qualname__}")
+    out = Path.cwd() / TRACES / _directory_name(path, name)
+    config = CampaignConfig(
+        target=f"{path}:{name}",
+        framework=settings.framework,
+        world_size=settings.world_size,
+        strategy=settings.strategy,
+        budget=settings.budget,
+        time_budget=settings.time_budget,
+        seed=settings.seed,
+        out=out,
+        specs=list(settings.spec),
+    )
+    result = run_campaign(config)
+    if not result.bugs:
+        return
+    found = result.bugs[0]
+    story = tell(found.trace_path)
+    header = (
+        f"dnsse found a bug in {name} ({result.framework}, {result.strategy}, seed {settings.seed}, "
+        f"{result.executions} of at most {settings.budget} executions)"
+    )
+    raise BugFound("\n".join([header, *bug_block(found, story)]), found.trace_path)
+
+
+def _directory_name(path: Path, name: str) -> str:
+    return re.sub(r"[^\w.-]", "_", f"{path.stem}.{name}")

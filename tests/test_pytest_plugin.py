@@ -1,0 +1,87 @@
+"""@dnsse.test under pytest: a failure shows the story and the replay command, keeps the trace; -x, -k, xdist."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SUITE = Path(__file__).parent / "programs" / "pytest_suite.py"
+
+
+def run_pytest(directory: Path, *options: str) -> subprocess.CompletedProcess:
+    """pytest on a copy of the suite, with only our plugin (and those named) loaded, as in a fresh venv."""
+    shutil.copy(SUITE, directory / "test_suite.py")
+    environment = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "dnsse.pytest_plugin", "-p", "no:cacheprovider", *options, "test_suite.py"],
+        capture_output=True, text=True, timeout=600, cwd=directory, env=environment,
+    )
+
+
+@pytest.fixture(scope="module")
+def suite_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.CompletedProcess]:
+    directory = tmp_path_factory.mktemp("suite")
+    return directory, run_pytest(directory)
+
+
+def test_each_bug_fails_its_test_and_correct_tests_pass(suite_run: tuple[Path, subprocess.CompletedProcess]) -> None:
+    _, ran = suite_run
+    assert ran.returncode == 1
+    assert re.search(r"3 failed, 1 passed", ran.stdout), ran.stdout[-3000:]
+    failed = set(re.findall(r"FAILED test_suite.py::(\w+)", ran.stdout))
+    assert failed == {"test_lost_update", "test_barrier_on_one_rank", "test_spec_violation"}
+
+
+def test_a_failure_shows_the_story_and_the_replay_command(suite_run: tuple[Path, subprocess.CompletedProcess]) -> None:
+    _, ran = suite_run
+    section = ran.stdout[ran.stdout.index("_ test_lost_update _") :]
+    section = section[: section.index("\n_", 10)] if "\n_" in section[10:] else section
+    assert "dnsse found a bug in test_lost_update (threads, random, seed 0" in section
+    assert "AssertionError: lost update: 1" in section
+    assert "how it happens" in section and "✗ step" in section
+    assert "seen = counter.count" in section
+    assert "replay: dnsse replay .dnsse/pytest/test_suite.test_lost_update/bug-1.json" in section
+    assert "dnsse/testing.py" not in section  # dnsse's own frames are left out
+
+
+def test_the_failing_tests_trace_is_kept_and_replays(suite_run: tuple[Path, subprocess.CompletedProcess]) -> None:
+    directory, ran = suite_run
+    trace = directory / ".dnsse" / "pytest" / "test_suite.test_barrier_on_one_rank" / "bug-1.json"
+    assert trace.is_file()
+    assert "test_suite.py::test_barrier_on_one_rank: dnsse replay" in ran.stdout  # the summary section
+    replayed = subprocess.run(
+        [sys.executable, "-m", "dnsse.cli", "replay", str(trace)], capture_output=True, text=True, timeout=300,
+        cwd=directory,
+    )
+    assert replayed.returncode == 1 and "reproduced" in replayed.stdout and "collective_mismatch" in replayed.stdout
+
+
+def test_spec_of_the_decorator_is_checked(suite_run: tuple[Path, subprocess.CompletedProcess]) -> None:
+    _, ran = suite_run
+    assert "spec_violation" in ran.stdout and "G !stale" in ran.stdout
+
+
+def test_stop_at_the_first_failure_with_x(tmp_path: Path) -> None:
+    ran = run_pytest(tmp_path, "-x")
+    assert re.search(r"1 failed in", ran.stdout), ran.stdout[-2000:]
+
+
+def test_select_with_k(tmp_path: Path) -> None:
+    ran = run_pytest(tmp_path, "-k", "locked")
+    assert ran.returncode == 0
+    assert re.search(r"1 passed, 3 deselected", ran.stdout), ran.stdout[-2000:]
+
+
+def test_runs_under_pytest_xdist(tmp_path: Path) -> None:
+    pytest.importorskip("xdist", reason="pytest-xdist is not installed")
+    ran = run_pytest(tmp_path, "-p", "xdist.plugin", "-n", "2")
+    assert re.search(r"3 failed, 1 passed", ran.stdout), ran.stdout[-3000:]
+    assert "dnsse found a bug in test_lost_update" in ran.stdout
+    assert "test_suite.py::test_lost_update: dnsse replay" in ran.stdout
+    assert (tmp_path / ".dnsse" / "pytest" / "test_suite.test_lost_update" / "bug-1.json").is_file()
