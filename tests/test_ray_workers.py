@@ -99,3 +99,8 @@ def test_a_race_between_a_stream_and_the_calls_its_task_made_is_found() -> None:
     results = run_ray("ray_streaming.py:progress_read_too_early", seeds=range(30), faults=False)
     assert any(r.bug is not None and "AssertionError" in r.bug.message for r in results)
     assert any(r.bug is None for r in results)
+
+
+def test_the_job_ends_with_the_driver_even_with_workers_and_their_threads_still_running() -> None:
+    results = run_ray("ray_job_end.py:main", seeds=range(10), faults=False)
+    assert all(r.bug is None for r in results), [r.bug.render() for r in results if r.bug][:1]

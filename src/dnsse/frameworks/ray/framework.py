@@ -37,7 +37,8 @@ from dnsse.engine.target import InputParameter, LoadedTarget, require_no_positio
 from dnsse.frameworks.ray.deadlock import explain_deadlock
 from dnsse.frameworks.ray.errors import RayTaskError
 from dnsse.frameworks.ray.modules import controlled_ray
-from dnsse.frameworks.ray.runtime import RayRuntime, install_runtime
+from dnsse.frameworks.ray.runtime import RayRuntime, Worker, install_runtime
+from dnsse.frameworks.threads.runtime import runtime_for
 from dnsse.frameworks.threads.shared_state import plan_for
 
 
@@ -57,6 +58,8 @@ class RayFramework:
     def start(self, execution: Execution, target: LoadedTarget, inputs: dict[str, object]) -> None:
         runtime = RayRuntime(execution, self.faults, plan_for(target))
         install_runtime(runtime)
+        # When the driver returns the job ends: tasks, actors and their threads are stopped, not waited for.
+        runtime_for(execution).is_job_worker = lambda agent: isinstance(agent.handle, Worker)
         execution.deadlock_explainers.append(lambda blocked: explain_deadlock(execution, blocked))
 
         def body() -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import sys
 import weakref
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from dnsse.engine.agent import ThreadAgent
 
@@ -36,6 +36,9 @@ class ThreadsRuntime:
         self._numbers: dict[str, int] = {}
         self._next_ident = FIRST_IDENT
         self._handles: dict[int, Thread] = {}
+        # Agents whose process ends with the job (a Ray worker): set by a framework.
+        self.is_job_worker: Callable[[ThreadAgent], bool] = lambda agent: False
+        self._job_threads: set[int] = set()
 
     def number(self, kind: str) -> int:
         """The next number of a primitive kind: Lock#1, Lock#2, Thread-1, ..."""
@@ -52,6 +55,13 @@ class ThreadsRuntime:
         """Move virtual time forward (a sleep, an expired timeout); it never goes back."""
         if elapsed > self.elapsed:
             self.elapsed = elapsed
+
+    def ends_with_job(self, agent: ThreadAgent) -> bool:
+        """Whether ``agent`` runs in a worker process, which the end of the job kills with its threads."""
+        return agent.id in self._job_threads or self.is_job_worker(agent)
+
+    def started_by_job_worker(self, thread_agent: ThreadAgent) -> None:
+        self._job_threads.add(thread_agent.id)
 
     def attach(self, agent: ThreadAgent, handle: Thread) -> None:
         self._handles[agent.id] = handle

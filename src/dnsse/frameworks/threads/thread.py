@@ -83,7 +83,11 @@ class Thread:
         runtime = runtime_for(execution)
         self._ident = runtime.new_ident()
         execution.yield_point(agent, Operation("thread.start", ((self._object, Access.SYNC),), self._name))
-        child = ThreadAgent(execution, self._name, self._bootstrap, daemon=self._daemonic)
+        # A thread of a Ray worker dies with the worker's process when the job ends, daemon or not.
+        in_worker = runtime.ends_with_job(agent)
+        child = ThreadAgent(execution, self._name, self._bootstrap, daemon=self._daemonic or in_worker)
+        if in_worker:
+            runtime.started_by_job_worker(child)
         child.handle = self
         self._agent = child
         runtime.attach(child, self)
