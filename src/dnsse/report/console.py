@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TextIO
 
 from dnsse.coverage.arcs import ArcRecorder
+from dnsse.engine.location import short_path
 from dnsse.engine.runner import ExecutionResult
 from dnsse.engine.target import LoadedTarget
 from dnsse.errors import BadInput
@@ -111,7 +112,7 @@ def bug_block(found: FoundBug, story: Story | None) -> list[str]:
     """A found bug as a person reads it: the bug, its inputs, its story, its output, its trace."""
     lines = [f"found a bug in execution {found.execution} ({found.elapsed_s:.2f}s):", indent(found.bug.render())]
     if found.inputs:
-        lines.append(f"inputs: {inputs_line(found.inputs)}")
+        lines.append(f"  inputs: {inputs_line(found.inputs)}")
     if story is not None:
         lines += ["", indent("\n".join(story_lines(story))), "", indent("\n".join(printed_lines(story)))]
     lines.append(f"trace:  {found.trace_path}")
@@ -129,7 +130,7 @@ def printed_lines(story: Story, limit: int | None = 20) -> list[str]:
 def tell_replay(trace_path: Path) -> tuple[Story, str]:
     """Run a trace for ``dnsse replay``: the story, and the text to print about it."""
     story = tell(trace_path)
-    lines = [f"dnsse: replaying {trace_path} ({story.trace.target}, {len(story.trace.choices)} choices)"]
+    lines = [f"dnsse: replaying {trace_path} ({short_target(story.trace.target)}, {len(story.trace.choices)} choices)"]
     lines.extend(printed_lines(story, limit=None))
     if story.bug is None:
         lines.append("the execution passed: the recorded bug did not happen")
@@ -138,10 +139,16 @@ def tell_replay(trace_path: Path) -> tuple[Story, str]:
     lines.append(f"{verdict}:")
     lines.append(indent(story.bug.render()))
     if story.trace.inputs:
-        lines.append(f"inputs: {inputs_line(story.trace.inputs)}")
+        lines.append(f"  inputs: {inputs_line(story.trace.inputs)}")
     lines.append("")
     lines.append(indent("\n".join(story_lines(story))))
     return story, "\n".join(lines)
+
+
+def short_target(target: str) -> str:
+    """``FILE.py:FUNC`` with the file relative to where dnsse was started, when below it."""
+    path, colon, function = target.rpartition(":")
+    return f"{short_path(path)}:{function}" if colon else target
 
 
 def inputs_line(inputs: dict[str, object]) -> str:

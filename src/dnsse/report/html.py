@@ -12,8 +12,7 @@ import hashlib
 from html import escape
 from pathlib import Path
 
-from dnsse.engine.location import short_path
-from dnsse.report.console import inputs_line, printed_lines, shell_path
+from dnsse.report.console import inputs_line, printed_lines, shell_path, short_target
 from dnsse.report.story import Story
 from dnsse.report.story_text import story_lines
 from dnsse.report.timeline import timeline_svg
@@ -61,7 +60,7 @@ def html_page(summary: dict, stories: list[Story | None]) -> str:
     script_hash = base64.b64encode(hashlib.sha256(SCRIPT.encode()).digest()).decode()
     policy = f"default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src 'sha256-{script_hash}'"
     bugs = summary.get("bugs", [])
-    title = f"dnsse: {_short_target(str(summary.get('target', '?')))}"
+    title = f"dnsse: {short_target(str(summary.get('target', '?')))}"
     body = [
         f"<h1>{escape(title)}</h1>",
         f"<div>{escape(str(summary.get('framework', '?')))} · strategy {escape(str(summary.get('strategy', '?')))}"
@@ -82,11 +81,6 @@ def html_page(summary: dict, stories: list[Story | None]) -> str:
         + "\n".join(body)
         + "\n</body></html>\n"
     )
-
-
-def _short_target(target: str) -> str:
-    path, colon, function = target.rpartition(":")
-    return f"{short_path(path)}:{function}" if colon else target
 
 
 def _cards(summary: dict) -> str:

@@ -38,6 +38,8 @@ class _Entry:
 
     def add(self, step: StoryStep) -> None:
         self.count += 1
+        if step.operation.startswith(self.first.operation + "."):
+            return  # the same call's own bookkeeping (``all_reduce.issued`` after ``all_reduce``)
         description = step.detail or step.operation
         if description not in self.descriptions:
             self.descriptions.append(description)
