@@ -13,9 +13,19 @@ REAL = Path(__file__).parent / "real_programs"
 
 CORRECT = [
     ("asyncio_batcher.py:serve", 40),
+    ("ray_parameter_server.py:train_sync", 30),
+    ("ray_async_actor.py:serve_locked", 30),
+    ("ray_pipelining.py:run", 30),
+    ("ray_actor_queue.py:run", 30),
+    ("ray_actor_pool.py:run", 30),
 ]
 BUGGY = [
     ("asyncio_batcher.py:serve_lossy", "exception"),
+    ("ray_parameter_server.py:train_async", "lost update"),
+    ("ray_async_actor.py:serve_racy", "exception"),
+    ("ray_pipelining.py:run_threaded_queue", "exception"),
+    ("ray_actor_queue.py:run_one_marker", "deadlock"),
+    ("ray_actor_pool.py:run_unordered", "exception"),
 ]
 
 

@@ -11,8 +11,8 @@ def producer(queue, items):
 
 
 @ray.remote
-def consumer(queue, count):
-    return [queue.get(timeout=5) for _ in range(count)]
+def consumer(queue, count, timeout=None):
+    return [queue.get(timeout=timeout) for _ in range(count)]
 
 
 def pipeline():
@@ -45,4 +45,4 @@ def nowait_and_timeouts():
 def consumers_want_more_than_produced():
     queue = Queue()
     producer.remote(queue, [1, 2, 3])
-    ray.get([consumer.remote(queue, 2), consumer.remote(queue, 2)])
+    ray.get([consumer.remote(queue, 2, 5), consumer.remote(queue, 2, 5)])

@@ -19,9 +19,12 @@ is replaced:
   for the loop to be free. A task switch happens only at an ``await`` that
   suspends.
 - Time is the execution's virtual clock (shared with ``time.monotonic``).
-  Timers fire in time order when their time has come, or when nothing else
-  can run (the loop then jumps to the earliest timer), so ``sleep`` and
-  ``wait_for`` take no real time at all.
+  Timers fire in time order when their time has come, or when no agent of
+  the execution can run (the loop then jumps to its earliest timer), so
+  ``sleep`` and ``wait_for`` take no real time at all, and a timeout fires
+  exactly when the program's own sleeps say it does. (Timed waits of
+  threads, by contrast, may expire at any point: what they wait for may be
+  slow for reasons the program does not state.)
 
 A loop whose every task waits for something no one will do is a deadlock,
 reported with where each task awaits.
@@ -61,7 +64,6 @@ class ControlledLoop(asyncio.BaseEventLoop):
         # Who runs a callback of this loop right now (at most one, as on a real loop).
         self._busy: ThreadAgent | None = None
         self._task_handles: dict[asyncio.Task, collections.deque] = {}
-        self._loop_wait: Wait | None = None
 
     # --------------------------------------------------------------- clock
     def time(self) -> float:
@@ -69,13 +71,6 @@ class ControlledLoop(asyncio.BaseEventLoop):
 
     def _timer_due(self) -> bool:
         return bool(self._scheduled) and self._scheduled[0].when() <= self.time() + _RESOLUTION
-
-    def call_at(self, when: float, callback: Any, *args: Any, context: Any = None) -> asyncio.TimerHandle:
-        timer = super().call_at(when, callback, *args, context=context)
-        if self._loop_wait is not None:
-            # The loop's agent may now wake up when nothing else can run.
-            self._loop_wait.timed = True
-        return timer
 
     # ----------------------------------------------------- routing callbacks
     def _call_soon(self, callback: Any, args: Any, context: Any) -> asyncio.Handle:
@@ -138,15 +133,11 @@ class ControlledLoop(asyncio.BaseEventLoop):
         if agent is None or agent.execution is not self._execution:
             raise RuntimeError("a dnsse event loop runs only in the agent of the execution that created it")
         self._drop_cancelled_timers()
-        wait = Wait(self._loop_may_run, self._describe_loop, timed=bool(self._scheduled))
-        self._loop_wait = wait
-        try:
-            expired = not self._execution.block(
-                agent, wait, Operation("asyncio.loop", ((self._object, Access.SYNC),), self._object)
-            )
-        finally:
-            self._loop_wait = None
-        if expired:
+        self._execution.block(
+            agent, _IdleLoopWait(self), Operation("asyncio.loop", ((self._object, Access.SYNC),), self._object)
+        )
+        if not self._loop_may_run():
+            # Woken because nothing else can run: time jumps to the earliest timer.
             self._drop_cancelled_timers()
             if self._scheduled:
                 self._runtime.advance_to(self._scheduled[0].when() - MONOTONIC_BASE)
@@ -183,6 +174,26 @@ class ControlledLoop(asyncio.BaseEventLoop):
         for handles in self._task_handles.values():
             handles.clear()
         self._task_handles.clear()
+
+
+class _IdleLoopWait(Wait):
+    """The loop's agent goes on when it has work, or when it has a timer and nothing else can run."""
+
+    __slots__ = ()
+
+    def __init__(self, loop: ControlledLoop) -> None:
+        super().__init__(lambda: loop._loop_may_run() or (bool(loop._scheduled) and _idle(loop)), loop._describe_loop)
+
+
+def _idle(loop: ControlledLoop) -> bool:
+    """No agent of the execution can go on (idle loops aside: they would ask each other)."""
+    for agent in loop._execution.active:
+        waiting = agent.waiting
+        if agent is loop._owner or agent.done or isinstance(waiting, _IdleLoopWait):
+            continue
+        if waiting is None or waiting.ready():
+            return False
+    return True
 
 
 def _has_live(handles: collections.deque) -> bool:
