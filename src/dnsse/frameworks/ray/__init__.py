@@ -4,7 +4,10 @@ Map: :mod:`.api` is the ``ray`` module a target imports; :mod:`.refs` the
 ObjectRefs and object store; :mod:`.tasks` remote functions;
 :mod:`.actors` actor classes and handles, :mod:`.actor_state` an actor's
 life and start rule, :mod:`.calls` one call's run, :mod:`.coroutines` async
-actors; :mod:`.runtime` per-execution state and faults; :mod:`.errors`
-``ray.exceptions``; :mod:`.actor_pool` ``ray.util.ActorPool``;
+actors, :mod:`.streaming` streaming generators; :mod:`.runtime`
+per-execution state and faults, :mod:`.shipping` each worker's own copy of
+the globals its code uses, :mod:`.resources` the cluster's CPUs, GPUs and
+custom resources; :mod:`.errors` ``ray.exceptions``; :mod:`.actor_pool`
+``ray.util.ActorPool``, :mod:`.ray_queue` ``ray.util.queue``;
 :mod:`.modules` the ``sys.modules`` swap; :mod:`.framework` the framework.
 """

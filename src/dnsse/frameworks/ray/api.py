@@ -4,14 +4,15 @@ Supported: ``init``, ``shutdown``, ``is_initialized``, ``remote`` (functions
 and classes, with options, and ``.options()``), ``method``, ``get`` (one ref
 or a list, with ``timeout``), ``wait`` (``num_returns``, ``timeout``),
 ``put``, ``kill``, ``get_actor``, ``ObjectRef``, ``ray.exceptions``,
-``ray.util.ActorPool``. ``get``, ``wait``, ``put``, submissions and
-``kill`` are scheduling points. Time is virtual: a pending ``get`` or
-``wait`` with a timeout may expire at any scheduling point (a choice).
+``ray.util.ActorPool``, ``ray.util.queue``, streaming generators, ``cancel``
+and resources (``ray.init(num_cpus=...)``, see :mod:`.resources`). ``get``,
+``wait``, ``put``, submissions, ``cancel`` and ``kill`` are scheduling
+points. Time is virtual: a pending ``get`` or ``wait`` with a timeout may
+expire at any scheduling point (a choice).
 
 The events the runtime emits are listed in :mod:`.framework`.
 
-Also ``cancel`` and resources (``ray.init(num_cpus=...)``, see
-:mod:`.resources`). Not modeled: placement groups and runtime contexts.
+Not modeled: placement groups and runtime contexts.
 """
 
 from __future__ import annotations
