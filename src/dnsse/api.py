@@ -8,18 +8,27 @@ from typing import Callable, Sequence
 
 from dnsse.engine.execution import current_agent
 from dnsse.engine.inputs import Range, TensorSpec
+from dnsse.engine.operation import Access, Operation
 
 __all__ = ["emit", "Range", "TensorSpec", "test"]
+
+# Every user event writes this one object: the order of any two events can
+# decide a specification, so a search reorders every pair that can be reordered.
+_EVENTS = (("events", Access.WRITE),)
 
 
 def emit(name: str, **fields: object) -> None:
     """Record event ``name`` with ``fields`` at the current step of the run.
 
-    Outside a dnsse execution (the program run with plain Python) this does
-    nothing, so programs can keep their ``emit`` calls in production.
+    An event is a scheduling point: another agent may run just before it, so
+    every order of the events of different agents that a real run can show
+    is explored. Outside a dnsse execution (the program run with plain
+    Python) this does nothing, so programs can keep their ``emit`` calls in
+    production.
     """
     agent = current_agent()
     if agent is not None:
+        agent.execution.yield_point(agent, Operation("emit", _EVENTS, name))
         agent.execution.emit(agent, name, fields)
 
 
