@@ -21,7 +21,8 @@ pytestmark = pytest.mark.ray
 def _run_under_real_ray() -> dict:
     ray = pytest.importorskip("ray", reason="real Ray is not installed (pip install ray)")
     try:
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+        # address="local": start our own instance, never join one already running on the machine.
+        ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     except Exception as error:  # noqa: BLE001 - any failure to start means this machine cannot run Ray
         pytest.skip(f"real Ray cannot start here: {type(error).__name__}: {error}")
     try:
