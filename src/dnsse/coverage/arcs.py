@@ -132,6 +132,16 @@ def branch_coverage(path: str | Path, executed: Iterable[Arc]) -> BranchCoverage
     return BranchCoverage(total, total - missing)
 
 
+def taken_branches(path: str | Path, executed: Iterable[Arc]) -> set[Arc]:
+    """The branch arcs of ``path`` among the raw ``executed`` arcs (normalized as coverage.py does)."""
+    possible, exit_counts, no_branch, translate = _static_analysis(str(path), os.stat(path).st_mtime_ns)
+    return {
+        arc
+        for arc in _normalize(executed, possible, translate)
+        if arc in possible and exit_counts.get(arc[0], 0) > 1 and arc[0] not in no_branch
+    }
+
+
 def _normalize(executed: Iterable[Arc], possible: set[Arc], translate: Callable[[Iterable[Arc]], set[Arc]]) -> set[Arc]:
     """coverage.py's reduction of raw arcs (results.analysis_from_file_reporter)."""
     destinations: dict[int, set[int]] = {}

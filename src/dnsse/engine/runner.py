@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Protocol, Sequence
+from typing import Any, Callable, Protocol, Sequence
 
 from dnsse.engine.bugs import Bug
 from dnsse.engine.choices import Choice, Chooser, ChoiceKind
@@ -45,6 +45,9 @@ class ExecutionResult:
     pending: dict[int, Operation] = field(default_factory=dict)
     # What the program printed, by agent (empty when output was not captured).
     output: CapturedOutput = field(default_factory=CapturedOutput)
+    # What the execution added to the campaign's coverage (a
+    # dnsse.coverage.feedback.Feedback), when a coverage-guided strategy runs.
+    feedback: Any = None
 
 
 def run_execution(

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Callable
 
 from dnsse.coverage.arcs import ArcRecorder, BranchCoverage
+from dnsse.coverage.feedback import CoverageMap
 from dnsse.engine.bugs import Bug
 from dnsse.engine.choices import Chooser
 from dnsse.engine.execution import Limits
@@ -110,11 +111,15 @@ class Campaign:
     executions through it, so specs, faults, limits and coverage apply alike.
     """
 
-    def __init__(self, config: CampaignConfig, on_bug: Callable[[FoundBug], None] | None = None) -> None:
+    def __init__(
+        self, config: CampaignConfig, on_bug: Callable[[FoundBug], None] | None = None, feedback: bool = False
+    ) -> None:
+        """``feedback``: give every execution's result the coverage it added (coverage-guided strategies)."""
         self.config = config
         self.target, self.framework = load(config.target, config.framework, config.world_size, config.faults)
         self.suite = load_suite(config.specs, config.spec_files, self.target.spec.path)
-        self.recorder = ArcRecorder(self.target.source_files) if config.coverage else None
+        self.recorder = ArcRecorder(self.target.source_files) if config.coverage or feedback else None
+        self.coverage_map = CoverageMap(self.recorder) if feedback and self.recorder is not None else None
         self.found: list[FoundBug] = []
         self.started = time.perf_counter()
         self._monitors = [self.suite] if self.suite is not None else []
@@ -136,16 +141,29 @@ class Campaign:
 
     def execute(self, chooser: Chooser) -> ExecutionResult:
         """Run the target once with ``chooser``; the framework must be active."""
-        return run_execution(
+        if self.coverage_map is None:
+            return run_execution(
+                self.target,
+                self.framework,
+                chooser,
+                self.config.limits,
+                pinned=self.pinned,
+                trace_hook=self.recorder.compose if self.recorder is not None else None,
+                monitors=self._monitors,
+            )
+        arcs = ArcRecorder(self.target.source_files)
+        result = run_execution(
             self.target,
             self.framework,
             chooser,
             self.config.limits,
             pinned=self.pinned,
-            trace_hook=self.recorder.compose if self.recorder is not None else None,
+            trace_hook=arcs.compose,
             monitors=self._monitors,
             capture_output=not self.config.show_output,
         )
+        result.feedback = self.coverage_map.add(arcs, result.history)
+        return result
 
     def record(self, result: ExecutionResult, execution: int) -> FoundBug | None:
         """The new bug of ``result`` (execution number ``execution``), minimized, written and announced.
@@ -221,7 +239,7 @@ def run_campaign(
         from dnsse.search.parallel import run_parallel
 
         return run_parallel(config, strategy, on_bug, on_start, on_execution)
-    campaign = Campaign(config, on_bug)
+    campaign = Campaign(config, on_bug, feedback=wants_feedback(strategy))
     executions = 0
     with campaign.framework.activate():
         campaign.prepare()
@@ -253,6 +271,11 @@ def pin_inputs(parameters: list[InputParameter], given: dict[str, str]) -> dict[
             raise BadInput(f"--input {name}=...: the entry point has no input {name!r}; its inputs are: {known}")
         pinned[name] = by_name[name].parse(text)
     return pinned
+
+
+def wants_feedback(strategy: object) -> bool:
+    """Whether a strategy learns from the coverage each execution added (fuzz, symbolic, hybrid)."""
+    return bool(getattr(strategy, "wants_feedback", False))
 
 
 def _exhausted(strategy: object) -> bool:

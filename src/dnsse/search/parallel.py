@@ -52,7 +52,7 @@ from dnsse.engine.target import LoadedTarget
 from dnsse.errors import BadInput
 from dnsse.frameworks.base import Framework
 from dnsse.engine.inputs import show_value
-from dnsse.search.campaign import Campaign, CampaignConfig, CampaignResult, FoundBug
+from dnsse.search.campaign import Campaign, CampaignConfig, CampaignResult, FoundBug, wants_feedback
 from dnsse.search.registry import make_strategy
 from dnsse.search.strategy import Strategy
 
@@ -85,7 +85,7 @@ def run_parallel(
             f"the {strategy.name} strategy is a systematic search: each execution follows from all the ones "
             "before, so it runs in one process. Drop --workers, or search in parallel with random, pct or pos"
         )
-    campaign = Campaign(config, on_bug)
+    campaign = Campaign(config, on_bug, feedback=wants_feedback(strategy))
     with campaign.framework.activate():
         campaign.prepare()
         if on_start is not None:
@@ -136,6 +136,7 @@ def _settings(config: CampaignConfig, target: LoadedTarget, worker: int, workers
             "budget": config.budget,
             "limits": dataclasses.asdict(config.limits),
             "coverage": config.coverage,
+            "inputs": config.inputs,
             "specs": list(config.specs),
             "spec_files": [str(Path(path).resolve()) for path in config.spec_files],
             "faults": config.faults,
@@ -309,9 +310,10 @@ def _run_share(settings: dict, stop: Event, send: Send) -> None:
         spec_files=[Path(path) for path in settings["spec_files"]],
         faults=settings["faults"],
         show_output=settings["show_output"],
+        inputs=settings["inputs"],
     )
-    campaign = Campaign(config)
     strategy = make_strategy(config.strategy, config.seed, config.pct_depth)
+    campaign = Campaign(config, feedback=wants_feedback(strategy))
     parent = multiprocessing.parent_process()
     reported: dict[str, set[Arc]] = {}
     with campaign.framework.activate():

@@ -1,0 +1,95 @@
+"""Coverage as feedback: what one execution added to what the campaign has seen.
+
+Two signals, both cheap enough to stay on in every execution of ``fuzz``,
+``symbolic`` and ``hybrid``:
+
+- **branches**: the branch arcs of the target's files (as coverage.py counts
+  them) taken for the first time in the campaign. Raw line arcs are
+  recorded by :class:`~dnsse.coverage.arcs.ArcRecorder`; only an execution
+  that took a raw arc never seen before pays for normalizing its new arcs.
+- **interleavings**: ordered pairs of dependent operations of different
+  agents, in the order the execution performed them: who wrote an object
+  before whom, which send a receive matched. A schedule that orders a racing
+  pair the other way for the first time is new, even when it takes no new
+  branch (the interleaving coverage of Wang et al.'s "Coverage guided
+  systematic concurrency testing", ICSE 2011).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from dnsse.coverage.arcs import Arc, ArcRecorder, BranchCoverage, taken_branches
+from dnsse.engine.operation import Access, Operation
+
+# (earlier agent, its operation kind, later agent, its operation kind, object)
+Interleaving = tuple[int, str, int, str, str]
+
+
+@dataclass(frozen=True)
+class Race:
+    """Two dependent steps of different agents, by their positions in the execution's history."""
+
+    first: int
+    second: int
+    pair: Interleaving
+
+
+@dataclass
+class Feedback:
+    """What one execution added to the campaign's coverage."""
+
+    new_branches: int = 0
+    new_interleavings: int = 0
+    branches: frozenset[tuple[str, Arc]] = frozenset()
+
+    @property
+    def interesting(self) -> bool:
+        return self.new_branches > 0 or self.new_interleavings > 0
+
+
+def races(history: Sequence[tuple[int, Operation]]) -> list[Race]:
+    """Every step paired with the last earlier step of another agent it depends on (per object)."""
+    last: dict[str, tuple[int, int, str, Access]] = {}
+    found = []
+    for position, (agent, operation) in enumerate(history):
+        for name, access in operation.objects:
+            before = last.get(name)
+            if before is not None:
+                other_position, other_agent, other_kind, other_access = before
+                if other_agent != agent and not (access is Access.READ and other_access is Access.READ):
+                    found.append(Race(other_position, position, (other_agent, other_kind, agent, operation.kind, name)))
+            last[name] = (position, agent, operation.kind, access)
+    return found
+
+
+@dataclass
+class CoverageMap:
+    """Branches and interleavings a campaign has seen so far."""
+
+    recorder: ArcRecorder
+    branches: set[tuple[str, Arc]] = field(default_factory=set)
+    interleavings: set[Interleaving] = field(default_factory=set)
+
+    def add(self, run: ArcRecorder, history: Sequence[tuple[int, Operation]]) -> Feedback:
+        """Merge one execution's arcs and interleavings; say what was new."""
+        new_raw: dict[str, set[Arc]] = {}
+        for path, arcs in run.arcs.items():
+            seen = self.recorder.arcs.setdefault(path, set())
+            fresh = arcs - seen
+            if fresh:
+                new_raw[path] = fresh
+                seen.update(fresh)
+        new_branches = {
+            (path, arc) for path, arcs in new_raw.items() for arc in taken_branches(path, arcs)
+        } - self.branches
+        self.branches.update(new_branches)
+        pairs = {race.pair for race in races(history)}
+        new_pairs = pairs - self.interleavings
+        self.interleavings.update(new_pairs)
+        return Feedback(len(new_branches), len(new_pairs), frozenset(new_branches))
+
+    def coverage(self) -> BranchCoverage:
+        return self.recorder.coverage()
+
