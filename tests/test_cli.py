@@ -32,7 +32,7 @@ def test_bundled_example_bug_is_found_and_its_replay_reproduces_it(tmp_path: Pat
     trace = tmp_path / "traces" / "bug-1.json"
     assert f"dnsse replay {trace}" in found.stdout
     report = json.loads((tmp_path / "r.json").read_text())
-    assert report["framework"] == "torch" and report["strategy"] == "pct"
+    assert report["framework"] == "torch" and report["strategy"] == "hybrid"
     assert report["bugs"][0]["kind"] == "collective_mismatch"
     assert report["bugs"][0]["trace"] == str(trace)
     assert report["executions"] == report["bugs"][0]["execution"]

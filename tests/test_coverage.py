@@ -88,10 +88,19 @@ def test_controlled_threads_campaign_reports_coverage_py_numbers(tmp_path: Path)
     assert result.coverage == coverage_py_branches(path)
 
 
-def test_coverage_is_off_unless_asked(tmp_path: Path) -> None:
+def test_coverage_is_off_for_schedule_strategies_unless_asked(tmp_path: Path) -> None:
     path = _write(tmp_path)
-    result = run_campaign(CampaignConfig(target=f"{path}:main", framework="threads", budget=1, out=tmp_path / "out"))
-    assert result.coverage is None
+    config = CampaignConfig(target=f"{path}:main", framework="threads", strategy="pct", budget=1, out=tmp_path / "out")
+    assert run_campaign(config).coverage is None
+
+
+def test_coverage_guided_strategies_measure_coverage_as_coverage_py_does(tmp_path: Path) -> None:
+    path = _write(tmp_path)
+    for strategy in ("fuzz", "symbolic", "hybrid"):
+        config = CampaignConfig(
+            target=f"{path}:main", framework="threads", strategy=strategy, budget=3, out=tmp_path / strategy
+        )
+        assert run_campaign(config).coverage == coverage_py_branches(path)
 
 
 def test_torch_ranks_are_traced(tmp_path: Path) -> None:

@@ -37,6 +37,7 @@ from dnsse.validation import (
 EXIT_CLEAN, EXIT_BUG, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143
 REPORT_BUGS_AT = "https://github.com/dnsse/dnsse/issues"
+_ENGINE_BASICS = ("executions", "new_branches", "new_interleavings", "bugs")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -228,6 +229,12 @@ def _check(arguments: argparse.Namespace) -> int:
     if result.coverage is not None:
         covered = result.coverage
         print(f"branch coverage of the target: {covered.branches_covered}/{covered.branches_total} ({covered.percent}%)")
+    for name, counts in (result.engines or {}).items():
+        extra = "".join(f", {counts[key]} {key}" for key in counts if key not in _ENGINE_BASICS)
+        print(
+            f"  {name}: {counts['executions']} executions, {counts['new_branches']} new branches, "
+            f"{counts['new_interleavings']} new interleavings, {counts['bugs']} bugs{extra}"
+        )
     if result.verified is not None:
         print(_verified_line(result.verified))
     elif arguments.strategy == "dfs" and not result.bugs:

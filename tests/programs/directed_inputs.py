@@ -36,24 +36,43 @@ def unbounded(steps: int = 3) -> None:
     assert steps == 3, "an int without a Range keeps its default"
 
 
-def pool_race(free_blocks: Annotated[int, dnsse.Range(0, 64)] = 8) -> None:
-    """Two requests check, then take, a block: only one free block and the wrong order lose."""
+def pool_race(free_blocks: Annotated[int, dnsse.Range(0, 1_000_000)] = 8) -> None:
+    """Two requests check for a free block, then take one: with exactly one left, both may take it."""
     pool = {"free": free_blocks}
 
     def request() -> None:
-        if pool["free"] > 0:
-            taken = pool["free"]
-            pool["free"] = taken - 1
-            assert pool["free"] >= 0
-
-    def check_then_take() -> None:
         if pool["free"] >= 1:
-            value = pool["free"]
-            pool["free"] = value - 1
+            left = pool["free"]
+            pool["free"] = left - 1
             if pool["free"] < 0:
-                raise AssertionError(f"pool overdrawn with {free_blocks} free blocks")
+                raise AssertionError(f"pool overdrawn: {free_blocks} free blocks, two requests")
 
-    threads = [threading.Thread(target=check_then_take) for _ in range(2)]
+    threads = [threading.Thread(target=request) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+
+def staged() -> None:
+    """The consumer fails only when it sees every stage of the producer, in turn: a deep ordering."""
+    state = {"flag": 0}
+
+    def producer() -> None:
+        for stage in range(1, 9):
+            state["flag"] = stage
+
+    def consumer() -> None:
+        if state["flag"] == 1:
+            if state["flag"] == 2:
+                if state["flag"] == 3:
+                    if state["flag"] == 4:
+                        if state["flag"] == 5:
+                            if state["flag"] == 6:
+                                if state["flag"] == 7:
+                                    raise AssertionError("the consumer saw every stage")
+
+    threads = [threading.Thread(target=producer), threading.Thread(target=consumer)]
     for thread in threads:
         thread.start()
     for thread in threads:

@@ -50,17 +50,27 @@ class Feedback:
 
 
 def races(history: Sequence[tuple[int, Operation]]) -> list[Race]:
-    """Every step paired with the last earlier step of another agent it depends on (per object)."""
-    last: dict[str, tuple[int, int, str, Access]] = {}
+    """Every pair of dependent steps of different agents with no write between them on their object.
+
+    A write (or sync) races with the last write and every read since; a read
+    with the last write. Program order is not a race.
+    """
+    last_write: dict[str, tuple[int, int, str]] = {}
+    reads: dict[str, list[tuple[int, int, str]]] = {}
     found = []
     for position, (agent, operation) in enumerate(history):
         for name, access in operation.objects:
-            before = last.get(name)
-            if before is not None:
-                other_position, other_agent, other_kind, other_access = before
-                if other_agent != agent and not (access is Access.READ and other_access is Access.READ):
+            earlier = [last_write[name]] if name in last_write else []
+            if access is not Access.READ:
+                earlier += reads.get(name, [])
+            for other_position, other_agent, other_kind in earlier:
+                if other_agent != agent:
                     found.append(Race(other_position, position, (other_agent, other_kind, agent, operation.kind, name)))
-            last[name] = (position, agent, operation.kind, access)
+            if access is Access.READ:
+                reads.setdefault(name, []).append((position, agent, operation.kind))
+            else:
+                last_write[name] = (position, agent, operation.kind)
+                reads.pop(name, None)
     return found
 
 

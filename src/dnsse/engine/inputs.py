@@ -360,6 +360,29 @@ def draw_inputs(
     return values
 
 
+@dataclass(frozen=True)
+class InputSlot:
+    """One ``input`` choice of an execution: which input (and tensor element) it decides."""
+
+    parameter: InputParameter
+    element: int
+    # The domain of this one choice (a tensor's element domain, else the input's own).
+    domain: Domain
+
+
+def input_slots(parameters: Sequence[InputParameter], pinned: dict[str, object] | None = None) -> list[InputSlot]:
+    """The input choices :func:`draw_inputs` records, in order (a choice among one option is not recorded)."""
+    slots = []
+    for parameter in parameters:
+        if parameter.domain is None or parameter.name in (pinned or {}):
+            continue
+        parts = parameter.domain.elements if isinstance(parameter.domain, TensorDomain) else [parameter.domain]
+        for element, (part, width) in enumerate(zip(parts, parameter.domain.widths())):
+            if width > 1:
+                slots.append(InputSlot(parameter, element, part))
+    return slots
+
+
 def show_value(value: object) -> object:
     """An input value as JSON can hold it (tensors as lists, enums by name)."""
     if isinstance(value, enum.Enum):

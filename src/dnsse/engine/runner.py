@@ -8,7 +8,7 @@ from typing import Any, Callable, Protocol, Sequence
 from dnsse.engine.bugs import Bug
 from dnsse.engine.choices import Choice, Chooser, ChoiceKind
 from dnsse.engine.execution import Event, Execution, ExecutionAborted, Limits
-from dnsse.engine.inputs import draw_inputs
+from dnsse.engine.inputs import InputSlot, draw_inputs, input_slots
 from dnsse.engine.isolation import fresh_working_directory, seed_random_generators
 from dnsse.engine.operation import Operation
 from dnsse.engine.output import CapturedOutput, captured_output
@@ -48,6 +48,8 @@ class ExecutionResult:
     # What the execution added to the campaign's coverage (a
     # dnsse.coverage.feedback.Feedback), when a coverage-guided strategy runs.
     feedback: Any = None
+    # What each input choice decides, in the order of the input choices.
+    slots: list[InputSlot] = field(default_factory=list)
 
 
 def run_execution(
@@ -121,4 +123,5 @@ def run_execution(
         created_at=execution.created_at,
         pending={agent.id: agent.pending for agent in execution.agents if not agent.done},
         output=output,
+        slots=input_slots(parameters, pinned),
     )

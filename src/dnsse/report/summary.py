@@ -32,6 +32,8 @@ def campaign_report(result: CampaignResult) -> dict:
         # Measured only with --coverage: the line tracer costs time in every agent.
         "coverage": result.coverage.as_json() if result.coverage is not None else None,
         "verified": result.verified,
+        # fuzz, symbolic and hybrid: what each engine did (hybrid has several).
+        "engines": result.engines,
     }
 
 

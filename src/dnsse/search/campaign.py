@@ -78,6 +78,8 @@ class CampaignResult:
     # Set when a systematic strategy exhausted its bound: what was covered.
     verified: dict | None = None
     coverage: BranchCoverage | None = None
+    # Per engine of a coverage-guided strategy: executions, new branches and interleavings, bugs.
+    engines: dict[str, dict[str, int]] | None = None
 
 
 def load(
@@ -203,7 +205,9 @@ class Campaign:
         )
         return smaller if smaller is not None else result
 
-    def result(self, strategy: str, executions: int, verified: dict | None = None) -> CampaignResult:
+    def result(
+        self, strategy: str, executions: int, verified: dict | None = None, engines: dict | None = None
+    ) -> CampaignResult:
         return CampaignResult(
             target=str(self.target.spec),
             framework=self.framework.name,
@@ -214,6 +218,7 @@ class Campaign:
             bugs=self.found,
             coverage=self.recorder.coverage() if self.recorder is not None else None,
             verified=verified,
+            engines=engines,
         )
 
 
@@ -258,7 +263,7 @@ def run_campaign(
     # A bug-free exhausted search is a statement; with a bug, the bug is the news.
     finished_clean = _exhausted(strategy) and not campaign.found
     verified = strategy.verified() if finished_clean else None  # type: ignore[attr-defined]
-    return campaign.result(strategy.name, executions, verified)
+    return campaign.result(strategy.name, executions, verified, engine_report(strategy))
 
 
 def pin_inputs(parameters: list[InputParameter], given: dict[str, str]) -> dict[str, object]:
@@ -276,6 +281,12 @@ def pin_inputs(parameters: list[InputParameter], given: dict[str, str]) -> dict[
 def wants_feedback(strategy: object) -> bool:
     """Whether a strategy learns from the coverage each execution added (fuzz, symbolic, hybrid)."""
     return bool(getattr(strategy, "wants_feedback", False))
+
+
+def engine_report(strategy: object) -> dict[str, dict[str, int]] | None:
+    """Per-engine counts of a strategy that keeps them (fuzz, symbolic, hybrid)."""
+    report = getattr(strategy, "engine_report", None)
+    return report() if report is not None else None
 
 
 def _exhausted(strategy: object) -> bool:

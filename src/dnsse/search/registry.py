@@ -4,15 +4,18 @@ from __future__ import annotations
 
 from dnsse.errors import BadInput
 from dnsse.search.dfs import DfsStrategy
+from dnsse.search.fuzz import FuzzStrategy
+from dnsse.search.hybrid import HybridStrategy
 from dnsse.search.pct import PctStrategy
 from dnsse.search.pos import PosStrategy
 from dnsse.search.random_walk import RandomStrategy
+from dnsse.search.symbolic import SymbolicStrategy
 from dnsse.search.strategy import Strategy
 
-BUILT = ("random", "pct", "pos", "dfs")
-PLANNED = ("fuzz", "symbolic", "llm", "hybrid")
-# The strongest strategy that exists; becomes "hybrid" once hybrid is built.
-DEFAULT = "pct"
+BUILT = ("hybrid", "random", "pct", "pos", "dfs", "fuzz", "symbolic")
+PLANNED = ("llm",)
+# The strongest strategy that exists.
+DEFAULT = "hybrid"
 
 
 def make_strategy(name: str, seed: int, pct_depth: int = 3, preemption_bound: int | None = None) -> Strategy:
@@ -29,6 +32,12 @@ def make_strategy(name: str, seed: int, pct_depth: int = 3, preemption_bound: in
         return PosStrategy(seed)
     if name == "dfs":
         return DfsStrategy(bound=preemption_bound)
+    if name == "fuzz":
+        return FuzzStrategy(seed)
+    if name == "symbolic":
+        return SymbolicStrategy(seed)
+    if name == "hybrid":
+        return HybridStrategy(seed, pct_depth)
     if name in PLANNED:
         raise BadInput(
             f"the {name} strategy is not built yet; the strategies that exist are: {', '.join(BUILT)}"

@@ -1,0 +1,112 @@
+"""``fuzz``: coverage-guided mutation of inputs and schedules.
+
+Each execution either explores afresh (uniformly random choices) or takes a
+corpus entry chosen by the power schedule and edits it with one mutation
+(:mod:`dnsse.search.mutations`): a new input value, a splice, a reversed
+race, a moved preemption, another message match, fault or timeout, or
+havoc. The edited sequence is followed by a
+:class:`~dnsse.search.directed.DirectedChooser` and finished at random. An
+execution that takes a new branch or orders a dependent pair in a new way
+joins the corpus and credits the entry it came from.
+
+Input values are handed to the program as concolic stand-ins, so the
+comparisons they meet feed the mutation dictionary (CmpLog).
+"""
+
+from __future__ import annotations
+
+import random
+
+from dnsse.engine.choices import Chooser, ChoiceKind, FirstChooser
+from dnsse.engine.inputs import InputSlot
+from dnsse.search.corpus import Corpus, CorpusEntry, EngineStats, admit
+from dnsse.search.directed import DirectedChooser
+from dnsse.search.mutations import (
+    Mutant,
+    flip_value,
+    havoc,
+    move_preemption,
+    mutate_input,
+    reverse_race,
+    splice,
+)
+from dnsse.search.random_walk import RandomChooser
+from dnsse.search.strategy import execution_seed
+from dnsse.symbolic.concolic import Concolic
+
+# Share of executions that explore afresh instead of mutating an entry.
+EXPLORE = 0.1
+DICTIONARY_LIMIT = 256
+
+
+class FuzzStrategy:
+    name = "fuzz"
+    wants_feedback = True
+
+    def __init__(self, seed: int, corpus: Corpus | None = None, admits: bool = True) -> None:
+        """``admits``: keep interesting runs in ``corpus`` (``hybrid`` shares one corpus and admits itself)."""
+        self.seed = seed
+        self.corpus = corpus if corpus is not None else Corpus()
+        self.admits = admits
+        self.stats = EngineStats()
+        self.slots: list[InputSlot] = []
+        self.dictionary: list[float] = []
+        self._parent: CorpusEntry | None = None
+        self._concolic: Concolic | None = None
+
+    def chooser_for(self, execution: int) -> Chooser:
+        rng = random.Random(execution_seed(self.seed, execution))
+        fallback = RandomChooser(rng.randrange(2**63))
+        self._concolic = Concolic()
+        self._parent = None
+        mutant = None
+        if len(self.corpus) and rng.random() >= EXPLORE:
+            self._parent = self.corpus.pick(rng)
+            mutant = self.mutate(self._parent, rng)
+        if mutant is None:
+            return DirectedChooser([], fallback, stand_in=self._concolic.input_value)
+        # A moved preemption is a PCT change point: after it, no further preemption.
+        finish: Chooser = FirstChooser() if mutant.operator == "move preemption" else fallback
+        return DirectedChooser(mutant.plan, finish, mutant.order, stand_in=self._concolic.input_value)
+
+    def mutate(self, entry: CorpusEntry, rng: random.Random) -> Mutant | None:
+        """One mutation of ``entry``; which kind is drawn, and the next kind tried when one does not apply."""
+        operators = [
+            lambda: mutate_input(entry, self.slots, self.dictionary, rng),
+            lambda: mutate_input(entry, self.slots, self.dictionary, rng),
+            lambda: reverse_race(entry, rng),
+            lambda: reverse_race(entry, rng, adjacent=True),
+            lambda: move_preemption(entry, rng),
+            lambda: splice(entry, self.corpus.pick(rng), rng) if len(self.corpus) > 1 else None,
+            lambda: flip_value(entry, ChoiceKind.MATCH, rng),
+            lambda: flip_value(entry, ChoiceKind.FAULT, rng),
+            lambda: flip_value(entry, ChoiceKind.TIMEOUT, rng),
+            lambda: havoc(entry, rng),
+        ]
+        start = rng.randrange(len(operators))
+        for offset in range(len(operators)):
+            mutant = operators[(start + offset) % len(operators)]()
+            if mutant is not None:
+                return mutant
+        return None
+
+    def observe(self, result) -> None:  # type: ignore[no-untyped-def]
+        self.slots = result.slots
+        if self._concolic is not None:
+            self._learn_constants(self._concolic)
+        self.stats.count(result)
+        feedback = result.feedback
+        if feedback is not None and self._parent is not None:
+            Corpus.credit(self._parent, feedback.new_branches + feedback.new_interleavings)
+        if self.admits:
+            admit(self.corpus, result, self.name)
+
+    def engine_report(self) -> dict[str, dict[str, int]]:
+        return {self.name: self.stats.as_json()}
+
+    def _learn_constants(self, concolic: Concolic) -> None:
+        known = set(self.dictionary)
+        for value in sorted(concolic.log.operands | concolic.log.constants):
+            if value not in known and len(self.dictionary) < DICTIONARY_LIMIT:
+                self.dictionary.append(value)
+                known.add(value)

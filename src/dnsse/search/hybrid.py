@@ -1,0 +1,97 @@
+"""``hybrid``, the default: fuzz, symbolic and pct share one budget and one corpus.
+
+Every execution goes to one engine, picked by a discounted upper-confidence
+bandit (D-UCB, Garivier and Moulines 2011): an engine's value is the
+coverage and bugs its recent executions found, older results fading by
+:data:`DISCOUNT` per execution, plus an exploration bonus that grows while
+an engine is not played. So executions flow to whichever engine found
+something recently, and an engine that dried up is still tried now and
+then. ``symbolic`` holding solved, unrun plans counts as a promise, since a
+solved plan is a branch nobody has taken.
+
+Every execution, whoever ran it, joins the shared corpus when it added
+coverage: fuzz mutates what pct and symbolic found, and symbolic solves
+along the paths fuzz found. The report shows each engine's executions, new
+branches, new interleavings and bugs.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+
+from dnsse.engine.choices import Chooser
+from dnsse.search.corpus import Corpus, EngineStats, admit
+from dnsse.search.fuzz import FuzzStrategy
+from dnsse.search.pct import PctStrategy
+from dnsse.search.strategy import Strategy, execution_seed
+from dnsse.search.symbolic import SymbolicStrategy
+
+DISCOUNT = 0.97
+EXPLORATION = 0.5
+BUG_REWARD = 10.0
+PLANS_BONUS = 1.0
+
+
+class HybridStrategy:
+    name = "hybrid"
+    wants_feedback = True
+
+    def __init__(self, seed: int, pct_depth: int = 3) -> None:
+        self.seed = seed
+        self.corpus = Corpus()
+        self.symbolic = SymbolicStrategy(seed + 1, self.corpus, admits=False)
+        self.engines: dict[str, Strategy] = {
+            "symbolic": self.symbolic,
+            "fuzz": FuzzStrategy(seed + 2, self.corpus, admits=False),
+            "pct": PctStrategy(seed + 3, depth=pct_depth),
+        }
+        self.stats = {name: EngineStats() for name in self.engines}
+        self._reward = {name: 0.0 for name in self.engines}
+        self._plays = {name: 0.0 for name in self.engines}
+        self._last: str | None = None
+
+    def chooser_for(self, execution: int) -> Chooser:
+        rng = random.Random(execution_seed(self.seed, execution))
+        self._last = self.select(rng)
+        return self.engines[self._last].chooser_for(execution)
+
+    def select(self, rng: random.Random) -> str:
+        """The engine with the highest discounted upper confidence bound (each is played once first)."""
+        for name in self.engines:
+            if self.stats[name].executions == 0:
+                return name
+        total = sum(self._plays.values())
+
+        def bound(name: str) -> float:
+            plays = self._plays[name]
+            mean = self._reward[name] / plays if plays > 0 else 0.0
+            bonus = PLANS_BONUS if name == "symbolic" and self.symbolic.has_plans else 0.0
+            return mean + bonus + EXPLORATION * math.sqrt(math.log(max(total, 1.0)) / max(plays, 1e-9))
+
+        best = max(bound(name) for name in self.engines)
+        return rng.choice([name for name in self.engines if bound(name) >= best - 1e-12])
+
+    def observe(self, result) -> None:  # type: ignore[no-untyped-def]
+        name = self._last
+        assert name is not None, "observe() follows chooser_for()"
+        self.engines[name].observe(result)
+        stats = self.stats[name]
+        bugs_before = stats.bugs
+        stats.count(result)
+        admit(self.corpus, result, name)
+        feedback = result.feedback
+        reward = 0.0
+        if feedback is not None:
+            reward += min(feedback.new_branches + feedback.new_interleavings / 2, 5.0)
+        reward += BUG_REWARD * (stats.bugs - bugs_before)
+        for engine in self.engines:
+            self._reward[engine] *= DISCOUNT
+            self._plays[engine] *= DISCOUNT
+        self._reward[name] += reward
+        self._plays[name] += 1.0
+
+    def engine_report(self) -> dict[str, dict[str, int]]:
+        report = {name: stats.as_json() for name, stats in self.stats.items()}
+        report["symbolic"].update(self.symbolic.stats.extra)
+        return report

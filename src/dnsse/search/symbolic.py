@@ -1,0 +1,142 @@
+"""``symbolic``: concolic execution of the inputs, with z3 solving for branches not yet taken.
+
+Each execution hands the program concolic inputs
+(:mod:`dnsse.symbolic.concolic`) and records every condition they meet. For
+each condition whose other side no execution has taken yet, a query asks
+z3 for inputs that meet the path before it and take that other side; the
+model becomes input choices in the run's own choice sequence, whose
+schedule is kept, and the next executions run those plans. A plan
+*confirms* when its run really takes the branch it was solved for; an
+unconfirmed model (real arithmetic where the program computed in floating
+point, a path that changed under a different schedule) is counted. When no
+plan is waiting, an entry of the corpus, or the defaults at the start, is
+run again concolically to find new conditions.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import deque
+from dataclasses import dataclass
+
+from dnsse.engine.choices import Choice, ChoiceKind, Chooser
+from dnsse.engine.inputs import InputSlot
+from dnsse.search.corpus import Corpus, EngineStats, admit
+from dnsse.search.directed import DirectedChooser
+from dnsse.search.mutations import input_positions
+from dnsse.search.random_walk import RandomChooser
+from dnsse.search.strategy import execution_seed
+from dnsse.symbolic.concolic import Concolic, bounds, variable_name
+from dnsse.symbolic.solve import Query, solve
+from dnsse.symbolic.values import Condition
+
+# Queries one execution may trigger, and tries per branch side before giving up on it.
+QUERIES_PER_EXECUTION = 8
+TRIES_PER_BRANCH = 3
+
+Side = tuple[tuple[str, int, int], bool]
+
+
+@dataclass
+class Plan:
+    choices: list[Choice]
+    expect: Side
+
+
+class DefaultInputs:
+    """Inputs at their defaults, everything else at random: the first concolic run."""
+
+    def __init__(self, seed: int) -> None:
+        self.random = RandomChooser(seed)
+
+    def next_agent(self, runnable, current, step):  # type: ignore[no-untyped-def]
+        return self.random.next_agent(runnable, current, step)
+
+    def next_value(self, kind: str, options: int) -> int:
+        return 0 if kind == ChoiceKind.INPUT else self.random.next_value(kind, options)
+
+
+class SymbolicStrategy:
+    name = "symbolic"
+    wants_feedback = True
+
+    def __init__(self, seed: int, corpus: Corpus | None = None, admits: bool = True) -> None:
+        self.seed = seed
+        self.corpus = corpus if corpus is not None else Corpus()
+        self.admits = admits
+        self.stats = EngineStats(extra={"queries": 0, "solved": 0, "confirmed": 0, "unconfirmed": 0, "concretised": 0})
+        self.plans: deque[Plan] = deque()
+        self.taken: set[Side] = set()
+        self.tries: dict[Side, int] = {}
+        self._current: Plan | None = None
+        self._concolic: Concolic | None = None
+        self._slots: list[InputSlot] = []
+
+    @property
+    def has_plans(self) -> bool:
+        return bool(self.plans)
+
+    def chooser_for(self, execution: int) -> Chooser:
+        rng = random.Random(execution_seed(self.seed, execution))
+        self._concolic = Concolic()
+        fallback = RandomChooser(rng.randrange(2**63))
+        self._current = self.plans.popleft() if self.plans else None
+        if self._current is not None:
+            plan = self._current.choices
+        elif len(self.corpus) and self.stats.executions > 0:
+            plan = self.corpus.pick(rng).choices
+        else:
+            return DirectedChooser([], DefaultInputs(rng.randrange(2**63)), stand_in=self._concolic.input_value)
+        return DirectedChooser(plan, fallback, stand_in=self._concolic.input_value)
+
+    def observe(self, result) -> None:  # type: ignore[no-untyped-def]
+        self._slots = result.slots
+        self.stats.count(result)
+        if self.admits:
+            admit(self.corpus, result, self.name)
+        if self._concolic is None:
+            return
+        log = self._concolic.log
+        self.stats.extra["concretised"] += log.concretised
+        sides = {(c.site, c.taken) for c in log.conditions}
+        if self._current is not None:
+            self.stats.extra["confirmed" if self._current.expect in sides else "unconfirmed"] += 1
+        self.taken |= sides
+        if result.divergence is None:
+            self._plan_from(result, log.conditions)
+
+    def engine_report(self) -> dict[str, dict[str, int]]:
+        return {self.name: self.stats.as_json()}
+
+    def _plan_from(self, result, conditions: list[Condition]) -> None:  # type: ignore[no-untyped-def]
+        positions = input_positions(result.choices)
+        if len(positions) != len(self._slots):
+            return
+        constraints = bounds(list({id(slot.parameter): slot.parameter for slot in self._slots}.values()))
+        by_name = {
+            variable_name(slot.parameter, slot.element): (position, slot)
+            for position, slot in zip(positions, self._slots)
+        }
+        asked = 0
+        for k, condition in enumerate(conditions):
+            other: Side = (condition.site, not condition.taken)
+            if other in self.taken or self.tries.get(other, 0) >= TRIES_PER_BRANCH:
+                continue
+            if asked >= QUERIES_PER_EXECUTION:
+                break
+            asked += 1
+            self.tries[other] = self.tries.get(other, 0) + 1
+            self.stats.extra["queries"] += 1
+            model = solve(Query(conditions[:k], condition), constraints)
+            if model is None:
+                continue
+            plan = list(result.choices)
+            for name, value in model.items():
+                if name not in by_name:
+                    continue
+                position, slot = by_name[name]
+                index = slot.domain.index_of(value)
+                if index is not None:
+                    plan[position] = Choice(ChoiceKind.INPUT, plan[position].options, index[0])
+            self.stats.extra["solved"] += 1
+            self.plans.append(Plan(plan, other))
