@@ -68,7 +68,10 @@ def test_everything_from_the_program_is_escaped_and_nothing_is_fetched(pipeline:
 
 def test_the_page_shows_inputs_coverage_and_each_strategys_contribution(tmp_path: Path) -> None:
     example = Path(__file__).resolve().parent.parent / "examples" / "loss_scaling.py"
-    run_cli("check", f"{example}:main", "--out", str(tmp_path), "--coverage", "--html", str(tmp_path / "p.html"), "-q")
+    run_cli(
+        "check", f"{example}:main", "--strategy", "pct", "--out", str(tmp_path), "--coverage",
+        "--html", str(tmp_path / "p.html"), "-q",
+    )
     page = (tmp_path / "p.html").read_text()
     assert "<code>steps=4</code>" in page
     assert re.search(r"<b>\d+(\.\d+)?%</b>branch coverage", page)

@@ -37,7 +37,7 @@ from dnsse.validation import (
 EXIT_CLEAN, EXIT_BUG, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143
 REPORT_BUGS_AT = "https://github.com/dnsse/dnsse/issues"
-_ENGINE_BASICS = ("executions", "new_branches", "new_interleavings", "bugs")
+_ENGINE_BASICS = ("executions", "new_branches", "new_interleavings", "bugs", "first_bug_execution")
 
 
 class _Parser(argparse.ArgumentParser):

@@ -28,6 +28,19 @@ def campaign_summary(result: CampaignResult, seed: int) -> dict:
     """The JSON report, with the seed and each strategy's contribution."""
     summary = campaign_report(result)
     summary["seed"] = seed
+    if result.engines:
+        # hybrid (and fuzz, symbolic): one row per engine; its branches are the ones it found first.
+        summary["contributions"] = [
+            {
+                "strategy": name,
+                "executions": counts["executions"],
+                "bugs": counts["bugs"],
+                "first_bug_execution": counts.get("first_bug_execution"),
+                "branches_covered": counts["new_branches"],
+            }
+            for name, counts in result.engines.items()
+        ]
+        return summary
     summary["contributions"] = [
         {
             "strategy": result.strategy,

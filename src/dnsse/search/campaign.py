@@ -143,28 +143,20 @@ class Campaign:
 
     def execute(self, chooser: Chooser) -> ExecutionResult:
         """Run the target once with ``chooser``; the framework must be active."""
-        if self.coverage_map is None:
-            return run_execution(
-                self.target,
-                self.framework,
-                chooser,
-                self.config.limits,
-                pinned=self.pinned,
-                trace_hook=self.recorder.compose if self.recorder is not None else None,
-                monitors=self._monitors,
-            )
-        arcs = ArcRecorder(self.target.source_files)
+        arcs = ArcRecorder(self.target.source_files) if self.coverage_map is not None else self.recorder
         result = run_execution(
             self.target,
             self.framework,
             chooser,
             self.config.limits,
             pinned=self.pinned,
-            trace_hook=arcs.compose,
+            trace_hook=arcs.compose if arcs is not None else None,
             monitors=self._monitors,
             capture_output=not self.config.show_output,
         )
-        result.feedback = self.coverage_map.add(arcs, result.history)
+        if self.coverage_map is not None:
+            # Each execution's own arcs, merged into the campaign's: what it added is the feedback.
+            result.feedback = self.coverage_map.add(arcs, result.history)  # type: ignore[arg-type]
         return result
 
     def record(self, result: ExecutionResult, execution: int) -> FoundBug | None:

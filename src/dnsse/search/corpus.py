@@ -91,10 +91,11 @@ class EngineStats:
     new_interleavings: int = 0
     bugs: int = 0
     extra: dict[str, int] = field(default_factory=dict)
+    first_bug_execution: int | None = None
     _signatures: set = field(default_factory=set)
 
-    def count(self, result: Any) -> None:
-        """One more execution; its new coverage, and its bug when no earlier execution showed it."""
+    def count(self, result: Any, execution: int | None = None) -> None:
+        """One more execution (number ``execution`` of the campaign, from 1); its new coverage and new bug."""
         self.executions += 1
         feedback = result.feedback
         if feedback is not None:
@@ -103,6 +104,8 @@ class EngineStats:
         if result.bug is not None and result.bug.signature() not in self._signatures:
             self._signatures.add(result.bug.signature())
             self.bugs += 1
+            if self.first_bug_execution is None:
+                self.first_bug_execution = execution
 
     def as_json(self) -> dict[str, int]:
         return {
@@ -110,6 +113,7 @@ class EngineStats:
             "new_branches": self.new_branches,
             "new_interleavings": self.new_interleavings,
             "bugs": self.bugs,
+            "first_bug_execution": self.first_bug_execution,
             **self.extra,
         }
 

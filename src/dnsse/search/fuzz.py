@@ -46,6 +46,7 @@ class FuzzStrategy:
     def __init__(self, seed: int, corpus: Corpus | None = None, admits: bool = True) -> None:
         """``admits``: keep interesting runs in ``corpus`` (``hybrid`` shares one corpus and admits itself)."""
         self.seed = seed
+        self._execution = 0
         self.corpus = corpus if corpus is not None else Corpus()
         self.admits = admits
         self.stats = EngineStats()
@@ -55,6 +56,7 @@ class FuzzStrategy:
         self._concolic: Concolic | None = None
 
     def chooser_for(self, execution: int) -> Chooser:
+        self._execution = execution + 1
         rng = random.Random(execution_seed(self.seed, execution))
         fallback = RandomChooser(rng.randrange(2**63))
         self._concolic = Concolic()
@@ -94,7 +96,7 @@ class FuzzStrategy:
         self.slots = result.slots
         if self._concolic is not None:
             self._learn_constants(self._concolic)
-        self.stats.count(result)
+        self.stats.count(result, self._execution)
         feedback = result.feedback
         if feedback is not None and self._parent is not None:
             Corpus.credit(self._parent, feedback.new_branches + feedback.new_interleavings)

@@ -39,6 +39,7 @@ class HybridStrategy:
 
     def __init__(self, seed: int, pct_depth: int = 3) -> None:
         self.seed = seed
+        self._execution = 0
         self.corpus = Corpus()
         self.symbolic = SymbolicStrategy(seed + 1, self.corpus, admits=False)
         self.engines: dict[str, Strategy] = {
@@ -52,6 +53,7 @@ class HybridStrategy:
         self._last: str | None = None
 
     def chooser_for(self, execution: int) -> Chooser:
+        self._execution = execution + 1
         rng = random.Random(execution_seed(self.seed, execution))
         self._last = self.select(rng)
         return self.engines[self._last].chooser_for(execution)
@@ -78,7 +80,7 @@ class HybridStrategy:
         self.engines[name].observe(result)
         stats = self.stats[name]
         bugs_before = stats.bugs
-        stats.count(result)
+        stats.count(result, self._execution)
         admit(self.corpus, result, name)
         feedback = result.feedback
         reward = 0.0

@@ -62,6 +62,7 @@ class SymbolicStrategy:
 
     def __init__(self, seed: int, corpus: Corpus | None = None, admits: bool = True) -> None:
         self.seed = seed
+        self._execution = 0
         self.corpus = corpus if corpus is not None else Corpus()
         self.admits = admits
         self.stats = EngineStats(extra={"queries": 0, "solved": 0, "confirmed": 0, "unconfirmed": 0, "concretised": 0})
@@ -77,6 +78,7 @@ class SymbolicStrategy:
         return bool(self.plans)
 
     def chooser_for(self, execution: int) -> Chooser:
+        self._execution = execution + 1
         rng = random.Random(execution_seed(self.seed, execution))
         self._concolic = Concolic()
         fallback = RandomChooser(rng.randrange(2**63))
@@ -91,7 +93,7 @@ class SymbolicStrategy:
 
     def observe(self, result) -> None:  # type: ignore[no-untyped-def]
         self._slots = result.slots
-        self.stats.count(result)
+        self.stats.count(result, self._execution)
         if self.admits:
             admit(self.corpus, result, self.name)
         if self._concolic is None:
