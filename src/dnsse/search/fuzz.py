@@ -3,8 +3,8 @@
 Each execution either explores afresh (uniformly random choices) or takes a
 corpus entry chosen by the power schedule and edits it with one mutation
 (:mod:`dnsse.search.mutations`): a new input value, a splice, a reversed
-race, a moved preemption, another message match, fault or timeout, or
-havoc. The edited sequence is followed by a
+race, a moved preemption (which may also let a timed wait expire: that is a
+scheduling choice), another message match or fault, or havoc. The edited sequence is followed by a
 :class:`~dnsse.search.directed.DirectedChooser` and finished at random. An
 execution that takes a new branch or orders a dependent pair in a new way
 joins the corpus and credits the entry it came from.
@@ -82,7 +82,6 @@ class FuzzStrategy:
             lambda: splice(entry, self.corpus.pick(rng), rng) if len(self.corpus) > 1 else None,
             lambda: flip_value(entry, ChoiceKind.MATCH, rng),
             lambda: flip_value(entry, ChoiceKind.FAULT, rng),
-            lambda: flip_value(entry, ChoiceKind.TIMEOUT, rng),
             lambda: havoc(entry, rng),
         ]
         start = rng.randrange(len(operators))

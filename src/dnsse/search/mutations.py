@@ -10,8 +10,9 @@ AFL dictionaries and CmpLog give them).
 Schedule mutations: splice two entries, reverse an observed race (the
 schedule solver orders its two steps the other way and keeps the rest),
 swap two adjacent dependent steps (a race whose steps are neighbours),
-move a preemption (a PCT change point) to another scheduling choice, and
-change a message match, a fault decision or a timed wait that expires.
+move a preemption (a PCT change point) to another scheduling choice (a
+timed wait expiring is one of those), and change a message match or a
+fault decision.
 """
 
 from __future__ import annotations
@@ -139,7 +140,7 @@ def move_preemption(entry: CorpusEntry, rng: random.Random) -> Mutant | None:
 
 
 def flip_value(entry: CorpusEntry, kind: str, rng: random.Random) -> Mutant | None:
-    """Another answer to one message-match, fault or timeout choice."""
+    """Another answer to one message-match or fault choice."""
     positions = [i for i, c in enumerate(entry.choices) if c.kind == kind]
     if not positions:
         return None
