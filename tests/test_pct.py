@@ -1,34 +1,98 @@
-"""PCT on programs that spin: fair scheduling takes over instead of a false timeout."""
+"""PCT keeps its probabilistic bound: spinning agents are caught, long-running ones are left alone."""
 
 from __future__ import annotations
 
-from dnsse.engine.runner import run_execution
-from dnsse.frameworks.threads.framework import ThreadsFramework
-from dnsse.search.pct import STARVATION_LIMIT, PctStrategy
-from helpers import load_program
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from helpers import PROGRAMS, controlled
+
+from dnsse.engine.operation import CLOCK, Access, Operation
+from dnsse.search.pct import PctStrategy
+from dnsse.search.spinning import SpinWatch
+
+READ_FLAG = Operation("attr.load", (("attr:ready", Access.READ),), "prog.py:9")
+WRITE_FLAG = Operation("attr.store", (("attr:ready", Access.WRITE),), "prog.py:4")
+SLEEP = Operation("sleep", ((CLOCK, Access.WRITE),), "sleep(0.1)")
 
 
-def test_a_spinning_correct_program_gets_no_report_under_pct() -> None:
-    target = load_program("threads_spin.py:main")
-    framework = ThreadsFramework()
-    strategy = PctStrategy(seed=0)
-    starved = 0
-    with framework.activate():
-        for index in range(30):
-            chooser = strategy.chooser_for(index)
-            result = run_execution(target, framework, chooser)
+def test_an_agent_repeating_a_read_with_no_write_anywhere_spins() -> None:
+    watch = SpinWatch()
+    history = [(1, READ_FLAG), (1, SLEEP), (1, READ_FLAG), (1, SLEEP)]
+    watch.follow(history)
+    assert watch.spinning(1, READ_FLAG)  # a third time, and only the clock moved
+    assert not watch.spinning(2, READ_FLAG)  # another agent never did it
+
+
+def test_a_write_by_anyone_in_between_is_progress() -> None:
+    watch = SpinWatch()
+    watch.follow([(1, READ_FLAG), (1, READ_FLAG), (2, WRITE_FLAG)])
+    assert not watch.spinning(1, READ_FLAG)
+
+
+def test_one_line_may_perform_an_operation_twice_without_spinning() -> None:
+    watch = SpinWatch()
+    watch.follow([(1, READ_FLAG), (1, READ_FLAG)])
+    assert watch.spinning(1, READ_FLAG)
+    watch = SpinWatch()
+    watch.follow([(1, READ_FLAG)])
+    assert not watch.spinning(1, READ_FLAG)
+
+
+def _campaign(spec: str, depth: int, executions: int, seed: int = 0) -> tuple[PctStrategy, list]:
+    strategy = PctStrategy(seed=seed, depth=depth)
+    results = []
+    with controlled(spec) as run:
+        for index in range(executions):
+            result = run(strategy.chooser_for(index))
             strategy.observe(result)
-            assert result.bug is None, result.bug.render()
-            starved += chooser.fair_from is not None
-    # The consumer got the higher priority in some runs and spun: those runs turned fair.
-    assert starved > 0
+            results.append(result)
+    return strategy, results
 
 
-def test_the_step_estimate_ignores_the_fair_part_of_a_run() -> None:
-    target = load_program("threads_spin.py:main")
-    framework = ThreadsFramework()
-    strategy = PctStrategy(seed=0)
-    with framework.activate():
-        for index in range(30):
-            strategy.observe(run_execution(target, framework, strategy.chooser_for(index)))
-    assert strategy.steps <= STARVATION_LIMIT + 50
+def test_a_spinning_correct_program_gets_no_report_and_the_spins_are_counted() -> None:
+    strategy, results = _campaign("threads_spin.py:main", depth=3, executions=30)
+    assert [r.bug.render() for r in results if r.bug is not None] == []
+    # The consumer got the higher priority in some runs and spun: caught, not run to the step limit.
+    assert strategy.notes()["spinning_agents_dropped"] > 0
+    assert max(r.steps for r in results) < 100
+
+
+@pytest.mark.parametrize(
+    ("spec", "depth", "executions"),
+    [("pct_long_rank.py:late_reader", 1, 40), ("pct_long_rank.py:torn_read", 2, 30)],
+)
+def test_a_bug_behind_a_long_running_agent_is_found_at_least_as_often_as_the_bound(
+    spec: str, depth: int, executions: int
+) -> None:
+    """Hit rate >= 1 / (n * k ** (d - 1)) with n agents and k scheduling choices.
+
+    The worker's 600-iteration loop makes progress (it writes every
+    iteration), so it is never taken for spinning and keeps its priority.
+    """
+    strategy, results = _campaign(spec, depth, executions)
+    agents = max(len(r.agent_names) for r in results)
+    choices = max(sum(1 for c in r.choices if c.kind == "agent") for r in results)
+    assert choices > 1000, "the long-running agent makes the run long"
+    hits = sum(1 for r in results if r.bug is not None and "AssertionError" in r.bug.message)
+    bound = 1 / (agents * choices ** (depth - 1))
+    assert hits / executions >= bound, f"{hits}/{executions} below the PCT bound {bound:.5f}"
+    assert strategy.notes()["spinning_agents_dropped"] == 0
+
+
+def test_the_cli_reports_how_often_pct_caught_spinning(tmp_path: Path) -> None:
+    report = tmp_path / "report.json"
+    done = subprocess.run(
+        [
+            sys.executable, "-m", "dnsse.cli", "check", f"{PROGRAMS / 'threads_spin.py'}:main",
+            "--budget", "20", "--out", str(tmp_path), "--json", str(report),
+        ],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    search = json.loads(report.read_text())["search"]
+    assert search["spinning_agents_dropped"] >= search["executions_with_spinning"] > 0
+    assert f"pct caught an agent spinning {search['spinning_agents_dropped']} times" in done.stdout

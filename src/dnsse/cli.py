@@ -235,6 +235,13 @@ def _check(arguments: argparse.Namespace) -> int:
             f"  {name}: {counts['executions']} executions, {counts['new_branches']} new branches, "
             f"{counts['new_interleavings']} new interleavings, {counts['bugs']} bugs{extra}"
         )
+    spins = result.search.get("spinning_agents_dropped", 0)
+    if spins:
+        print(
+            f"pct caught an agent spinning {spins} time{'s' if spins != 1 else ''} "
+            f"(in {result.search['executions_with_spinning']} executions): it repeated an operation with no write "
+            "anywhere in between, so it was treated as waiting and run last"
+        )
     if result.verified is not None:
         print(_verified_line(result.verified))
     elif arguments.strategy == "dfs" and not result.bugs:

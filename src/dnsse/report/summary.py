@@ -34,6 +34,8 @@ def campaign_report(result: CampaignResult) -> dict:
         "verified": result.verified,
         # fuzz, symbolic and hybrid: what each engine did (hybrid has several).
         "engines": result.engines,
+        # What the strategy says about its search, e.g. pct's spinning agents.
+        "search": result.search,
     }
 
 

@@ -20,6 +20,7 @@ from dnsse.frameworks.base import Framework, framework_named
 from dnsse.report.minimize import minimize
 from dnsse.report.trace import Trace, write_trace
 from dnsse.search.registry import DEFAULT, make_strategy
+from dnsse.search.strategy import notes_of
 from dnsse.spec.sources import load_suite
 from dnsse.spec.watch import SpecSuite
 
@@ -80,6 +81,8 @@ class CampaignResult:
     coverage: BranchCoverage | None = None
     # Per engine of a coverage-guided strategy: executions, new branches and interleavings, bugs.
     engines: dict[str, dict[str, int]] | None = None
+    # Counts the strategy reports about its search (pct: spinning agents it dropped).
+    search: dict[str, int] = field(default_factory=dict)
 
 
 def load(
@@ -198,7 +201,12 @@ class Campaign:
         return smaller if smaller is not None else result
 
     def result(
-        self, strategy: str, executions: int, verified: dict | None = None, engines: dict | None = None
+        self,
+        strategy: str,
+        executions: int,
+        verified: dict | None = None,
+        engines: dict | None = None,
+        search: dict[str, int] | None = None,
     ) -> CampaignResult:
         return CampaignResult(
             target=str(self.target.spec),
@@ -211,6 +219,7 @@ class Campaign:
             coverage=self.recorder.coverage() if self.recorder is not None else None,
             verified=verified,
             engines=engines,
+            search=search or {},
         )
 
 
@@ -255,7 +264,7 @@ def run_campaign(
     # A bug-free exhausted search is a statement; with a bug, the bug is the news.
     finished_clean = _exhausted(strategy) and not campaign.found
     verified = strategy.verified() if finished_clean else None  # type: ignore[attr-defined]
-    return campaign.result(strategy.name, executions, verified, engine_report(strategy))
+    return campaign.result(strategy.name, executions, verified, engine_report(strategy), notes_of(strategy))
 
 
 def pin_inputs(parameters: list[InputParameter], given: dict[str, str]) -> dict[str, object]:

@@ -54,7 +54,7 @@ from dnsse.frameworks.base import Framework
 from dnsse.engine.inputs import show_value
 from dnsse.search.campaign import Campaign, CampaignConfig, CampaignResult, FoundBug, wants_feedback
 from dnsse.search.registry import make_strategy
-from dnsse.search.strategy import Strategy
+from dnsse.search.strategy import Strategy, notes_of
 
 # How often the parent looks at its workers while no report arrives.
 POLL_S = 0.2
@@ -110,14 +110,19 @@ def run_parallel(
         )
         for worker in range(workers)
     ]
+    notes: dict[int, dict[str, int]] = {}
     try:
         with _sigint_ignored():
             for process in processes:
                 process.start()
-        executions = _collect(campaign, processes, queue, stop, on_execution)
+        executions = _collect(campaign, processes, queue, stop, on_execution, notes)
     finally:
         _shut_down(processes, queue, stop)
-    return campaign.result(strategy.name, executions)
+    search: dict[str, int] = {}
+    for counts in notes.values():
+        for name, count in counts.items():
+            search[name] = search.get(name, 0) + count
+    return campaign.result(strategy.name, executions, search=search)
 
 
 def _settings(config: CampaignConfig, target: LoadedTarget, worker: int, workers: int, deadline: float | None) -> str:
@@ -151,8 +156,12 @@ def _collect(
     queue: Queue,
     stop: Event,
     on_execution: Callable[[int, ExecutionResult, ArcRecorder | None], None] | None,
+    notes: dict[int, dict[str, int]],
 ) -> int:
-    """Receive reports until every worker is done; the number of executions reported."""
+    """Receive reports until every worker is done; the number of executions reported.
+
+    ``notes`` gets each worker's latest strategy notes (counts over its executions so far).
+    """
     config = campaign.config
     executions = 0
     running = set(range(len(processes)))
@@ -171,6 +180,7 @@ def _collect(
             raise _worker_failure(worker, message)
         elif kind == "execution":
             executions += 1
+            notes[worker] = message["notes"]
             number = message["index"] + 1
             result = _result_from(message)
             _merge_arcs(campaign.recorder, message["arcs"])
@@ -337,6 +347,7 @@ def _run_share(settings: dict, stop: Event, send: Send) -> None:
                 elapsed_s=result.elapsed_s,
                 divergence=result.divergence,
                 arcs=_new_arcs(campaign.recorder, reported),
+                notes=notes_of(strategy),
             )
 
 

@@ -10,10 +10,12 @@ any execution of the campaign needed so far.
 
 The bound assumes every agent eventually blocks or finishes. A spin loop
 (``while not ready: pass``, a retry loop without a wait) breaks that: the
-highest-priority agent spins and starves the one it waits for until the step
-limit reports a false timeout. So once one agent has been chosen over others
-``STARVATION_LIMIT`` times in a row, the rest of that execution is scheduled
-fairly (uniformly at random), and ``k`` is learnt only from the part before.
+highest-priority agent spins and starves the one it waits for. So an agent
+caught spinning (it repeats an operation with no write anywhere in between,
+see :mod:`dnsse.search.spinning`) is treated as the waiting agent it is: it
+drops below every priority so far. A long-running agent that makes progress
+is never touched, so the bound holds for it; each drop is counted
+(``spins``) and reported with the campaign.
 """
 
 from __future__ import annotations
@@ -21,14 +23,17 @@ from __future__ import annotations
 import random
 from typing import Sequence
 
+from dnsse.engine.operation import Operation
+from dnsse.search.spinning import SpinWatch
 from dnsse.search.strategy import execution_seed
 
 INITIAL_STEP_ESTIMATE = 32
-STARVATION_LIMIT = 1000
 
 
 class PctChooser:
-    __slots__ = ("rng", "depth", "priorities", "change_points", "choices_made", "last", "streak", "fair_from")
+    wants_operations = True
+
+    __slots__ = ("rng", "depth", "priorities", "change_points", "choices_made", "watch", "lowest", "spins")
 
     def __init__(self, seed: int, depth: int, steps: int) -> None:
         self.rng = random.Random(seed)
@@ -38,10 +43,10 @@ class PctChooser:
         points = self.rng.sample(range(1, steps + 1), min(depth - 1, steps))
         self.change_points = {point: float(depth - i) for i, point in enumerate(sorted(points), start=1)}
         self.choices_made = 0
-        self.last: int | None = None
-        self.streak = 0
-        # The choice from which scheduling is fair, when starvation was seen.
-        self.fair_from: int | None = None
+        self.watch = SpinWatch()
+        # Spinning agents drop below every change-point priority (all >= 1).
+        self.lowest = 1.0
+        self.spins = 0  # agents dropped for spinning in this execution
 
     def _priority(self, agent: int) -> float:
         priority = self.priorities.get(agent)
@@ -51,20 +56,35 @@ class PctChooser:
         return priority
 
     def next_agent(self, runnable: Sequence[int], current: int | None, step: int) -> int:
+        raise TypeError("PctChooser needs the operations of runnable agents (wants_operations)")
+
+    def next_agent_seeing(
+        self,
+        runnable: Sequence[int],
+        current: int | None,
+        step: int,
+        operations: Sequence[Operation],
+        history: Sequence[tuple[int, Operation]],
+    ) -> int:
         self.choices_made += 1
-        if self.fair_from is not None:
-            return self.rng.randrange(len(runnable))
-        best = max(range(len(runnable)), key=lambda i: self._priority(runnable[i]))
+        self.watch.follow(history)
+        best = self._best(runnable)
         lowered = self.change_points.get(self.choices_made)
         if lowered is not None:
             self.priorities[runnable[best]] = lowered
-            best = max(range(len(runnable)), key=lambda i: self._priority(runnable[i]))
-        chosen = runnable[best]
-        self.streak = self.streak + 1 if chosen == self.last else 1
-        self.last = chosen
-        if self.streak >= STARVATION_LIMIT:
-            self.fair_from = self.choices_made
+            best = self._best(runnable)
+        # Drop spinning agents until one that can make progress is on top (or all spin).
+        for _ in range(len(runnable) - 1):
+            if not self.watch.spinning(runnable[best], operations[best]):
+                break
+            self.lowest -= 1.0
+            self.priorities[runnable[best]] = self.lowest
+            self.spins += 1
+            best = self._best(runnable)
         return best
+
+    def _best(self, runnable: Sequence[int]) -> int:
+        return max(range(len(runnable)), key=lambda i: self._priority(runnable[i]))
 
     def next_value(self, kind: str, options: int) -> int:
         return self.rng.randrange(options)
@@ -79,6 +99,8 @@ class PctStrategy:
         self.seed = seed
         self.depth = depth
         self.steps = INITIAL_STEP_ESTIMATE
+        self.spins = 0
+        self.executions_with_spins = 0
         self._last: PctChooser | None = None
 
     def chooser_for(self, execution: int) -> PctChooser:
@@ -87,5 +109,11 @@ class PctStrategy:
 
     def observe(self, result) -> None:  # type: ignore[no-untyped-def]
         scheduling_choices = sum(1 for choice in result.choices if choice.kind == "agent")
-        fair_from = self._last.fair_from if self._last is not None else None
-        self.steps = max(self.steps, scheduling_choices if fair_from is None else fair_from)
+        self.steps = max(self.steps, scheduling_choices)
+        if self._last is not None and self._last.spins:
+            self.spins += self._last.spins
+            self.executions_with_spins += 1
+
+    def notes(self) -> dict:
+        """What the campaign reports about this search: how often spinning was caught."""
+        return {"spinning_agents_dropped": self.spins, "executions_with_spinning": self.executions_with_spins}

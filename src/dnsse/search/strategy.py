@@ -40,6 +40,22 @@ class ExhaustiveStrategy(Strategy, Protocol):
     def verified(self) -> dict | None: ...
 
 
+class NotingStrategy(Strategy, Protocol):
+    """A strategy with something to report about its search (``pct``: spinning it caught).
+
+    ``notes()`` holds counts over every execution the strategy observed;
+    counts of parallel workers add up.
+    """
+
+    def notes(self) -> dict[str, int]: ...
+
+
+def notes_of(strategy: Strategy) -> dict[str, int]:
+    """The strategy's notes, or none when it keeps no notes."""
+    notes = getattr(strategy, "notes", None)
+    return notes() if notes is not None else {}
+
+
 def execution_seed(campaign_seed: int, execution: int) -> int:
     """A per-execution seed: executions are reproducible one by one, in any order."""
     return (campaign_seed * 1_000_003 + execution * 7_919) % (2**61 - 1)
