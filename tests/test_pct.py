@@ -88,6 +88,7 @@ def test_the_cli_reports_how_often_pct_caught_spinning(tmp_path: Path) -> None:
     done = subprocess.run(
         [
             sys.executable, "-m", "dnsse.cli", "check", f"{PROGRAMS / 'threads_spin.py'}:main",
+            "--strategy", "pct",
             "--budget", "20", "--out", str(tmp_path), "--json", str(report),
         ],
         capture_output=True, text=True, timeout=300,
