@@ -25,7 +25,9 @@ schedules within the bound (the pitfall of naive bounded DPOR). The bound
 is sound and exact: nothing with at most ``k`` preemptions is left out.
 
 In both modes every value choice (which message an any-source receive
-matches, which timed wait expires, faults) is enumerated; the seed of the
+matches, faults) is enumerated, and a pending timed wait's expiry is a step
+like any other (it races with the step that would satisfy the wait, so
+both outcomes are run); the seed of the
 program's random generators is fixed to 0 and inputs keep their defaults.
 Both guarantees hold relative to what the model sees: objects a step touches
 that no operation names (state held in C extensions, Python objects shared
@@ -258,7 +260,8 @@ class DfsStrategy:
                 "executions": self.executions,
                 "method": "DPOR (Flanagan-Godefroid) with sleep sets",
                 "covers": "every schedule is equivalent to an executed one (same steps, dependent steps in the "
-                "same order), and every value choice (message matches, timeouts) was enumerated",
+                "same order, timed waits expiring or not), and every value choice (message matches, faults) was "
+                "enumerated",
                 "excludes": MODEL_EXCLUDES,
             }
         return {
@@ -266,7 +269,7 @@ class DfsStrategy:
             "executions": self.executions,
             "method": "exhaustive preemption-bounded search (no reduction, so the bound is exact)",
             "covers": f"every schedule with at most {self.bound} preemptions, and every value choice "
-            "(message matches, timeouts) along them",
+            "(message matches, faults) and timed-wait expiry along them",
             "excludes": MODEL_EXCLUDES,
         }
 
