@@ -85,7 +85,7 @@ def test_an_actor_pool_starved_by_calls_waiting_on_held_back_calls_deadlocks() -
     assert len(found) == 5
     expected = "every live agent is blocked (Barrier#1.arrive, Stage#1.run, Stage#2.run, driver)"
     assert {b.message for b in found} == {expected}
-    assert any("waits for an asyncio.Event to be set" in line for line in found[0].details)
+    assert any("waits for Event.wait() at ray_pool.py:20 in arrive" in line for line in found[0].details)
 
 
 def test_an_actor_pool_large_enough_never_starves() -> None:

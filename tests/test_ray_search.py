@@ -17,7 +17,7 @@ from dnsse.search.campaign import CampaignConfig, run_campaign
 
 def dfs(spec: str, out: Path, faults: bool = True):  # type: ignore[no-untyped-def]
     config = CampaignConfig(
-        target=f"{PROGRAMS / spec}", strategy="dfs", budget=400, out=out, minimize=False, faults=faults
+        target=f"{PROGRAMS / spec}", strategy="dfs", budget=600, out=out, minimize=False, faults=faults
     )
     return run_campaign(config)
 

@@ -104,3 +104,15 @@ def test_a_race_between_a_stream_and_the_calls_its_task_made_is_found() -> None:
 def test_the_job_ends_with_the_driver_even_with_workers_and_their_threads_still_running() -> None:
     results = run_ray("ray_job_end.py:main", seeds=range(10), faults=False)
     assert all(r.bug is None for r in results), [r.bug.render() for r in results if r.bug][:1]
+
+
+def test_async_actors_run_create_task_queues_and_wait_for_on_their_event_loop() -> None:
+    results = run_ray("ray_async_loop.py:queue_in_an_actor", seeds=range(20), faults=False)
+    assert all(r.bug is None for r in results), [r.bug.render() for r in results if r.bug][:1]
+
+
+def test_an_async_lock_held_across_a_call_to_the_same_actor_deadlocks() -> None:
+    result = run_ray("ray_async_loop.py:lock_held_across_a_call_to_itself", seeds=range(1), faults=False)[0]
+    assert result.bug is not None and result.bug.kind == BugKind.DEADLOCK
+    assert any("Cache#1.load#" in d and "waits for Lock.acquire() at ray_async_loop.py:50 in load" in d
+               for d in result.bug.details), result.bug.details

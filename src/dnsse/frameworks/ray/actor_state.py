@@ -11,8 +11,8 @@ order Ray allows is explored, and no other:
   runs up to ``max_concurrency`` calls at once, in any order, under the
   shared-state tracer, so their reads and writes of ``self`` interleave.
 - an *async* actor (any ``async def`` method) runs up to ``max_concurrency``
-  coroutines, only one at a time: control passes only at an ``await``
-  (see :mod:`.coroutines`).
+  coroutines on its event loop, only one at a time: control passes only at
+  an ``await`` (see :mod:`.coroutines`).
 - ``concurrency_groups={"io": 2, ...}`` split those limits: a call runs in
   its method's group (``@ray.method(concurrency_group=...)`` or
   ``.options(concurrency_group=...)``), the others in the default group of
@@ -31,7 +31,6 @@ started run on the restarted actor. Out of restarts, or killed with
 
 from __future__ import annotations
 
-import asyncio
 import collections
 import inspect
 from typing import Any, Callable
@@ -115,8 +114,9 @@ class Actor:
         self.epoch = 0
         self.running: list[Call] = []
         self.queues: dict[str, collections.deque[Call]] = {}
-        # The call whose coroutine holds each group's event loop (async actors).
-        self.loop_owners: dict[str, Call] = {}
+        # An async actor's event loop of each concurrency group, made at its first call.
+        self.loops: dict[str, Any] = {}
+        self.default_group = DEFAULT_GROUP
         # Held for the actor's life; creating it needs a CPU free even when it holds none.
         self.demand = demand_of(options, default_cpus=0)
         self.creation_demand = {"CPU": 1.0, **self.demand}
@@ -171,9 +171,7 @@ class Actor:
             return True  # to fail at once
         if self.state != ALIVE or not all(ref.ready for ref in call.dependencies):
             return False
-        if self.is_async:
-            return self._group_has_room(call) and self.loop_free(call)
-        if self.threaded:
+        if self.is_async or self.threaded:
             return self._group_has_room(call)
         if self.running:
             return False
@@ -186,8 +184,6 @@ class Actor:
             return f"the arguments of {call.label}: {describe_pending(call.dependencies)}"
         busy = ", ".join(c.label for c in self.running)
         group = "" if call.group == DEFAULT_GROUP else f" in concurrency group {call.group!r}"
-        if self.is_async and self._group_has_room(call):
-            return f"the event loop of {self.label}{group} (running {busy})"
         if self.is_async or self.threaded:
             size = self.groups[call.group]
             return f"a free thread of {self.label}{group} (at most {size} at once; running {busy})"
@@ -198,16 +194,6 @@ class Actor:
 
     def _group_has_room(self, call: Call) -> bool:
         return sum(1 for running in self.running if running.group == call.group) < self.groups[call.group]
-
-    def loop_free(self, call: Call) -> bool:
-        return call.group not in self.loop_owners
-
-    def take_loop(self, call: Call) -> None:
-        self.loop_owners[call.group] = call
-
-    def free_loop(self, call: Call) -> None:
-        if self.loop_owners.get(call.group) is call:
-            del self.loop_owners[call.group]
 
     def pending_calls(self, caller: str) -> int:
         """Calls of ``caller`` submitted and not finished: what ``max_pending_calls`` limits."""
@@ -220,7 +206,6 @@ class Actor:
     def end(self, call: Call) -> None:
         if call in self.running:
             self.running.remove(call)
-        self.free_loop(call)
 
     def finish(self, call: Call) -> None:
         """The call is over for good: later calls of its caller may go."""
@@ -244,7 +229,7 @@ class Actor:
         self.instance = None
         self.runtime.cluster.give(self.label)
         self.running.clear()
-        self.loop_owners.clear()
+        self._abandon_loops()
         if may_restart and (self.max_restarts == -1 or self.restarts < self.max_restarts):
             self.restarts += 1
             self.state = RESTARTING
@@ -253,7 +238,13 @@ class Actor:
             return
         self.die(f"the actor is dead because {why}")
 
+    def _abandon_loops(self) -> None:
+        for loop in self.loops.values():
+            loop.abandon()
+        self.loops = {}
+
     def die(self, why: str) -> None:
+        self._abandon_loops()
         self.runtime.cluster.give(self.label)
         self.epoch += 1
         self.state = DEAD
@@ -285,6 +276,8 @@ class Call:
         self.cancelled = False
         # A streaming call's values (see .streaming); its one ref says when it finished.
         self.stream: Any = None
+        # An async actor's call runs as this asyncio task on the actor's loop.
+        self.task: Any = None
         # The worker running the call, once its agent exists (see calls.start_call).
         self.worker: Worker | None = None
 
@@ -298,11 +291,8 @@ class Call:
             raise ValueError("force=True is not supported for actor tasks.")
         if self.epoch == -1:
             self.cancelled = True
-        elif self.actor.is_async and self.worker is not None and not all(ref.ready for ref in self.refs):
-            self.worker.interrupt = asyncio.CancelledError()
-
-    def interrupted(self) -> bool:
-        return self.worker is not None and self.worker.interrupt is not None
+        elif self.task is not None:
+            self.task.cancel()
 
     def orphaned(self) -> bool:
         """Its actor crashed or was killed since the call began."""

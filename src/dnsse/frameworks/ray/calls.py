@@ -1,19 +1,18 @@
 """Running one actor call in its agent: start rule, attempts, retries, the result.
 
 Fault points of a call (where its actor declares ``max_restarts``): when it
-starts, at every Ray call and ``await`` inside it, and when it returns,
+starts, at every Ray call inside it, and when it returns,
 before its result is stored, which is where a retry makes a method run twice.
 """
 
 from __future__ import annotations
 
 import asyncio
-import inspect
 
 from dnsse.engine.agent import ThreadAgent, Wait
 from dnsse.engine.operation import Access, Operation
 from dnsse.frameworks.ray.actor_state import DEAD, Call, crash_of
-from dnsse.frameworks.ray.coroutines import drive
+from dnsse.frameworks.ray.coroutines import run_async_call
 from dnsse.frameworks.ray.errors import TaskCancelledError
 from dnsse.frameworks.ray.refs import copy_value, failed_dependency, resolve
 from dnsse.frameworks.ray.results import store_error, store_value, task_error
@@ -61,8 +60,6 @@ def _run(runtime: RayRuntime, agent: ThreadAgent, call: Call) -> None:
             actor.finish(call)
             return
         actor.begin(call)
-        if actor.is_async:
-            actor.take_loop(call)
         execution.emit(agent, "actor.call.start", fields)
         outcome = _attempt(runtime, agent, call)
         if outcome is _LOST:
@@ -90,9 +87,10 @@ def _attempt(runtime: RayRuntime, agent: ThreadAgent, call: Call) -> object:
         method = getattr(actor.instance, call.method)
         # Calls that may run at once share the instance: their reads and writes of it are scheduling points.
         with traced(agent, runtime.plan if actor.parallel else None):
-            value = method(*args, **kwargs)
-            if inspect.iscoroutine(value):
-                value = drive(agent, runtime, call, value)
+            if actor.is_async:
+                value = run_async_call(runtime, agent, call, method, args, kwargs)
+            else:
+                value = method(*args, **kwargs)
             if call.stream is not None:
                 value = produce(runtime, agent, call.stream, value)
         runtime.checkpoint(agent)

@@ -18,7 +18,8 @@ from dnsse.frameworks.ray.runtime import Worker
 
 
 def explain_deadlock(execution: Execution, blocked: list[Agent]) -> Bug:
-    agents = [agent for agent in blocked if isinstance(agent, ThreadAgent)]
+    agents = [agent for agent in blocked if isinstance(agent, ThreadAgent)
+              and not (isinstance(agent.handle, Worker) and agent.handle.machinery)]
     roles = sorted({_role(agent) for agent in agents})
     details = []
     for agent in agents:

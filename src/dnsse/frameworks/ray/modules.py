@@ -4,21 +4,18 @@ The controlled modules are put in ``sys.modules`` under Ray's names for the
 campaign; whatever was there before (the real Ray, when the campaign itself
 runs on a Ray cluster) is put back afterwards. The real Ray is never imported
 here. The controlled threading primitives are installed too, so that a
-``threading.Lock`` in a threaded actor is a scheduling point, and asyncio's
-``sleep``, ``gather``, ``Lock`` and ``Event`` are replaced by versions that
-are controlled inside async actors and the real ones everywhere else.
+``threading.Lock`` in a threaded actor is a scheduling point and asyncio
+runs on controlled event loops.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import sys
 import types
 from typing import Iterator
 
 from dnsse.frameworks.ray import actor_pool, actors, api, errors, ray_queue, tasks, util
-from dnsse.frameworks.ray.coroutines import ASYNCIO_REPLACEMENTS
 from dnsse.frameworks.threads.patching import controlled_threading
 
 _MISSING = object()
@@ -40,16 +37,11 @@ def _controlled_modules() -> dict[str, types.ModuleType]:
 def controlled_ray() -> Iterator[None]:
     modules = _controlled_modules()
     saved_modules = {name: sys.modules.get(name, _MISSING) for name in modules}
-    saved_asyncio = [(name, getattr(asyncio, name)) for name, _ in ASYNCIO_REPLACEMENTS]
     with controlled_threading():
         try:
             sys.modules.update(modules)
-            for name, replacement in ASYNCIO_REPLACEMENTS:
-                setattr(asyncio, name, replacement)
             yield
         finally:
-            for name, original in saved_asyncio:
-                setattr(asyncio, name, original)
             for name, previous in saved_modules.items():
                 if previous is _MISSING:
                     sys.modules.pop(name, None)

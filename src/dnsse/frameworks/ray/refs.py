@@ -10,10 +10,12 @@ handles inside values are passed as they are (they are names, not data).
 from __future__ import annotations
 
 import copy
+from asyncio import events
 from typing import Any, Callable, Generator
 
 from dnsse.engine.operation import Access, Operation
 from dnsse.frameworks.ray.errors import RayTaskError
+from dnsse.frameworks.threads.event_loop import ControlledLoop
 
 _PENDING, _VALUE, _ERROR = 0, 1, 2
 
@@ -66,15 +68,13 @@ class ObjectRef:
         return copy_value(self._value)
 
     def __await__(self) -> Generator[Any, None, Any]:
-        from dnsse.frameworks.ray.coroutines import Suspend, in_async_actor
-
-        if not in_async_actor():
-            # A coroutine of the driver or of a task runs on a real event loop
-            # that cannot wait for a controlled ref: it waits as ``ray.get`` does.
+        loop = events._get_running_loop()
+        if not isinstance(loop, ControlledLoop):
+            # No controlled loop to wait on (a coroutine run by hand): wait as ``ray.get`` does.
             from dnsse.frameworks.ray.api import get
 
             return get(self)
-        yield Suspend(lambda: self.ready, lambda: f"{self.label()} to be ready", self.read_operation("await"))
+        yield from loop.watch(lambda: self.ready).__await__()
         return self.fetch()
 
     def read_operation(self, kind: str) -> Operation:

@@ -53,6 +53,8 @@ class Worker:
     crash: Callable[[], None] | None = None
     # Raised at the worker's next Ray call or await: how ``ray.cancel`` interrupts it.
     interrupt: BaseException | None = None
+    # The runtime's own machinery (an async actor's event loop): left out of deadlock reports.
+    machinery: bool = False
 
 
 @dataclass

@@ -16,7 +16,7 @@ from typing import Any, Callable, Generator, Iterator
 
 from dnsse.engine.agent import ThreadAgent
 from dnsse.engine.operation import Access, Operation
-from dnsse.frameworks.ray.coroutines import Suspend, in_async_actor
+from dnsse.frameworks.ray.coroutines import running_controlled_loop
 from dnsse.frameworks.ray.refs import ObjectRef
 from dnsse.frameworks.ray.runtime import RayRuntime, controlled
 from dnsse.frameworks.threads.primitive import block_until
@@ -58,12 +58,13 @@ class ObjectRefGenerator:
         return self._anext()
 
     async def _anext(self) -> ObjectRef:
-        if not in_async_actor():
+        loop = running_controlled_loop()
+        if loop is None:
             try:
                 return next(self)
             except StopIteration:
                 raise StopAsyncIteration from None
-        await Suspend(self._has_next, self._describe, self._operation())
+        await loop.watch(self._has_next)
         try:
             return self._take()
         except StopIteration:

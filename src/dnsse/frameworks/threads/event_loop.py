@@ -28,6 +28,11 @@ is replaced:
 
 A loop whose every task waits for something no one will do is a deadlock,
 reported with where each task awaits.
+
+Frameworks build on it: :meth:`ControlledLoop.watch` turns a condition that
+other agents make true (a Ray ref filled) into a future of the loop,
+``on_task_agent`` lets them say whom a task's agent works for, and
+:meth:`ControlledLoop.abandon` drops a loop whose process died.
 """
 
 from __future__ import annotations
@@ -37,15 +42,16 @@ import collections
 import heapq
 import os
 from asyncio import events
-from typing import Any
+from typing import Any, Callable
 
 from dnsse.engine.agent import ThreadAgent, Wait
-from dnsse.engine.execution import current_agent
+from dnsse.engine.execution import ExecutionAborted, current_agent
 from dnsse.engine.operation import Access, Operation
 from dnsse.frameworks.threads.runtime import MONOTONIC_BASE, runtime_for
 from dnsse.frameworks.threads.shared_state import traced
 
 _TASK_TYPES: tuple[type, ...] = tuple({asyncio.Task, asyncio.tasks._PyTask})  # type: ignore[attr-defined]
+_THREADS_PLAN = object()
 # Virtual times are sums of the program's delays; a timer is due within this much.
 _RESOLUTION = 1e-9
 
@@ -53,17 +59,100 @@ _RESOLUTION = 1e-9
 class ControlledLoop(asyncio.BaseEventLoop):
     """The event loop of one agent of an execution; created by the controlled policy."""
 
-    def __init__(self, owner: ThreadAgent) -> None:
+    def __init__(
+        self,
+        owner: ThreadAgent,
+        on_task_agent: Callable[[ThreadAgent, asyncio.Task], None] | None = None,
+        plan: Any = _THREADS_PLAN,
+    ) -> None:
         super().__init__()
         self._owner = owner
+        self._on_task_agent = on_task_agent
         self._execution = owner.execution
         self._runtime = runtime_for(owner.execution)
+        # Whose reads and writes of shared state are scheduling points in the tasks
+        # (a SharedStatePlan, None: none); by default the threads program's plan.
+        self._plan = self._runtime.plan if plan is _THREADS_PLAN else plan
         number = self._runtime.number("EventLoop")
         self._object = f"loop#{number}"
         self._clock_resolution = _RESOLUTION
         # Who runs a callback of this loop right now (at most one, as on a real loop).
         self._busy: ThreadAgent | None = None
         self._task_handles: dict[asyncio.Task, collections.deque] = {}
+        # Futures of this loop completed when a condition outside it holds (see watch).
+        self._watched: dict[asyncio.Future, Callable[[], bool]] = {}
+        self._abandoned = False
+        # An agent that takes the steps of the task being created itself (see adopted_task).
+        self._adopting: ThreadAgent | None = None
+
+    def watch(self, ready: Callable[[], bool]) -> asyncio.Future:
+        """A future that the loop completes once ``ready()`` holds (checked at every step).
+
+        A task that awaits it completes it itself when it next runs, so an
+        ``await`` of it costs the task's own steps only; the loop's agent
+        completes the others.
+        """
+        future = self.create_future()
+        if ready():
+            future.set_result(None)
+        else:
+            self._watched[future] = ready
+        return future
+
+    def _complete_watched(self, future: Any) -> bool:
+        ready = self._watched.get(future)
+        if ready is None or not ready():
+            return False
+        del self._watched[future]
+        if not future.done():
+            future.set_result(None)
+        return True
+
+    def _watched_ready(self, future: Any) -> bool:
+        ready = self._watched.get(future)
+        return ready is not None and ready()
+
+    def adopted_task(self, agent: ThreadAgent, coroutine: Any) -> asyncio.Task:
+        """A task of ``coroutine`` whose steps ``agent`` takes itself, by :meth:`take_steps`.
+
+        The same as a task with an agent of its own, one agent and its steps
+        fewer: what a Ray async actor's call uses for its coroutine.
+        """
+        self._adopting = agent
+        try:
+            return self.create_task(coroutine)
+        finally:
+            self._adopting = None
+
+    def take_steps(self, agent: ThreadAgent, task: asyncio.Task) -> None:
+        """Run an adopted task to its end (or until the loop is abandoned) in ``agent``."""
+        previous = events._get_running_loop()
+        try:
+            self._run_task(agent, task, self._task_handles[task], picked=False)
+        finally:
+            events._set_running_loop(previous)
+
+    def run_exclusive(self, agent: ThreadAgent, function: Callable[[], Any]) -> Any:
+        """Run plain code on the loop, as a synchronous method of an async actor runs: nothing else of it runs meanwhile."""
+        self._execution.block(
+            agent, Wait(lambda: self._busy is None, lambda: f"its event loop ({self._object}) to be free"),
+            self._step_operation(agent.name),
+        )
+        self._busy = agent
+        try:
+            return function()
+        finally:
+            self._busy = None
+
+    def abandon(self) -> None:
+        """The process running the loop died: nothing of it runs again; its tasks' agents end."""
+        self._abandoned = True
+        self._stopping = True
+        self._ready.clear()
+        self._scheduled.clear()
+        self._watched.clear()
+        for handles in self._task_handles.values():
+            handles.clear()
 
     # --------------------------------------------------------------- clock
     def time(self) -> float:
@@ -81,9 +170,23 @@ class ControlledLoop(asyncio.BaseEventLoop):
         handles = self._task_handles.get(task)
         if handles is None:
             handles = self._task_handles[task] = collections.deque()
-            self._start_task_agent(task, handles)
+            if self._adopting is None:
+                self._start_task_agent(task, handles)
         handles.append(handle)
         return handle
+
+    def default_exception_handler(self, context: dict) -> None:
+        """As asyncio's, except for what the end of an execution causes.
+
+        A run that ends (the program returned while tasks still waited, as
+        when a Ray job ends, or dnsse cut it short) leaves tasks pending and
+        unwinds agents: neither is the program's doing, so neither is logged.
+        """
+        if isinstance(context.get("exception"), ExecutionAborted):
+            return
+        if context.get("message", "").startswith("Task was destroyed but it is pending"):
+            return
+        super().default_exception_handler(context)
 
     def _write_to_self(self) -> None:
         """``call_soon_threadsafe`` needs no wake-up: waits are re-tested at every step."""
@@ -97,15 +200,30 @@ class ControlledLoop(asyncio.BaseEventLoop):
         what = getattr(coroutine, "__name__", None) or type(coroutine).__name__
         label = f"Task-{self._runtime.number('asyncio.Task')} ({what})"
         agent = ThreadAgent(self._execution, label, lambda: self._run_task(agent, task, handles), daemon=True)
+        if self._on_task_agent is not None:
+            self._on_task_agent(agent, task)
         agent.pending = self._step_operation(label)
         agent.waiting = self._task_wait(task, handles)
 
-    def _run_task(self, agent: ThreadAgent, task: asyncio.Task, handles: collections.deque) -> None:
+    def _run_task(
+        self, agent: ThreadAgent, task: asyncio.Task, handles: collections.deque, picked: bool = True
+    ) -> None:
+        """Take the task's steps, waiting between them as a task waits for its next wake-up.
+
+        ``picked``: the scheduler picked the agent with a step ready (its
+        first wait was its start); otherwise it waits for the first step too.
+        """
         events._set_running_loop(self)
-        with traced(agent, self._runtime.plan):
-            # The agent was picked with a step of its task ready; after each
-            # step it waits, as a task waits for its next wake-up.
+        with traced(agent, self._plan):
+            if not picked:
+                self._wait_for_step(agent, task, handles)
             while True:
+                if self._abandoned:
+                    # Its process died: the coroutine is closed here, in its own agent, not by the collector.
+                    _close_quietly(task)
+                    return
+                # Woken by what it awaits outside the loop: its wake-up is queued now.
+                self._complete_watched(getattr(task, "_fut_waiter", None))
                 self._busy = agent
                 try:
                     handles.popleft()._run()
@@ -114,12 +232,23 @@ class ControlledLoop(asyncio.BaseEventLoop):
                 if task.done() and not _has_live(handles):
                     self._task_handles.pop(task, None)
                     return
-                self._execution.block(agent, self._task_wait(task, handles), self._step_operation(agent.name))
+                self._wait_for_step(agent, task, handles)
+
+    def _wait_for_step(self, agent: ThreadAgent, task: asyncio.Task, handles: collections.deque) -> None:
+        try:
+            self._execution.block(agent, self._task_wait(task, handles), self._step_operation(agent.name))
+        except ExecutionAborted:
+            # The run is over with the task suspended: close it now, in its agent,
+            # while its loop still works, not later in the garbage collector.
+            _close_quietly(task)
+            raise
 
     def _task_wait(self, task: asyncio.Task, handles: collections.deque) -> Wait:
         """A task goes on when its next callback is ready and the loop is free."""
         return Wait(
-            lambda: self._busy is None and _has_live(handles),
+            lambda: self._abandoned or (
+                self._busy is None and (_has_live(handles) or self._watched_ready(getattr(task, "_fut_waiter", None)))
+            ),
             lambda: _awaiting(task, self._execution.source_files),
         )
 
@@ -143,6 +272,8 @@ class ControlledLoop(asyncio.BaseEventLoop):
                 self._runtime.advance_to(self._scheduled[0].when() - MONOTONIC_BASE)
         self._busy = agent
         try:
+            for future in self._watched_by_no_task():
+                self._complete_watched(future)
             while self._timer_due():
                 timer = heapq.heappop(self._scheduled)
                 timer._scheduled = False
@@ -156,7 +287,16 @@ class ControlledLoop(asyncio.BaseEventLoop):
             self._busy = None
 
     def _loop_may_run(self) -> bool:
-        return self._busy is None and (bool(self._ready) or self._stopping or self._timer_due())
+        return self._busy is None and (
+            bool(self._ready) or self._stopping or self._timer_due()
+            or any(self._watched_ready(future) for future in self._watched_by_no_task())
+        )
+
+    def _watched_by_no_task(self) -> list:
+        if not self._watched:
+            return []
+        awaited = {getattr(task, "_fut_waiter", None) for task in self._task_handles}
+        return [future for future in self._watched if future not in awaited]
 
     def _drop_cancelled_timers(self) -> None:
         while self._scheduled and self._scheduled[0]._cancelled:
@@ -194,6 +334,13 @@ def _idle(loop: ControlledLoop) -> bool:
         if waiting is None or waiting.ready():
             return False
     return True
+
+
+def _close_quietly(task: asyncio.Task) -> None:
+    try:
+        task.get_coro().close()
+    except BaseException:  # noqa: BLE001 - its cleanup ran into the end of the run; nothing is left to tell
+        pass
 
 
 def _has_live(handles: collections.deque) -> bool:
