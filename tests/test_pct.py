@@ -34,12 +34,22 @@ def test_a_write_by_anyone_in_between_is_progress() -> None:
 
 
 def test_one_line_may_perform_an_operation_twice_without_spinning() -> None:
+    history = [(1, READ_FLAG)]
     watch = SpinWatch()
-    watch.follow([(1, READ_FLAG), (1, READ_FLAG)])
-    assert watch.spinning(1, READ_FLAG)
-    watch = SpinWatch()
-    watch.follow([(1, READ_FLAG)])
+    watch.follow(history)
     assert not watch.spinning(1, READ_FLAG)
+    history.append((1, READ_FLAG))
+    watch.follow(history)
+    assert watch.spinning(1, READ_FLAG)  # a third time, one step apart again: a try-again loop
+
+
+def test_an_agent_using_one_lock_three_times_at_different_places_does_not_spin() -> None:
+    take = Operation("lock.acquire", (("lock#1", Access.SYNC),), "Lock#1")
+    give = Operation("lock.release", (("lock#1", Access.SYNC),), "Lock#1")
+    start = Operation("thread.start", (("thread#1", Access.SYNC),), "Thread-1")
+    watch = SpinWatch()
+    watch.follow([(0, take), (0, give), (0, start), (0, take), (0, give)])
+    assert not watch.spinning(0, take)  # two steps since the last take, three before
 
 
 def _campaign(spec: str, depth: int, executions: int, seed: int = 0) -> tuple[PctStrategy, list]:

@@ -24,6 +24,7 @@ TIMED_WAITS = [
     ("threads_timeouts.py:slow_holder", "lock.acquire timed out"),
     ("threads_timeouts.py:slow_setter", "Event.wait timed out"),
     ("threads_timeouts.py:slow_producer", "queue.get timed out"),
+    ("threads_timeouts.py:slow_consumer", "queue.put timed out"),
     ("threads_timeouts.py:slow_worker", "Thread.join timed out"),
     ("threads_timeouts.py:slow_notifier", "Condition.wait timed out"),
     ("threads_timeouts.py:slow_releaser", "Semaphore.acquire timed out"),

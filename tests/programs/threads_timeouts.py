@@ -109,3 +109,15 @@ def slow_party():
     except threading.BrokenBarrierError:
         raise AssertionError("Barrier.wait timed out before the other party came") from None
     t.join()
+
+
+def slow_consumer():
+    items = queue.Queue(maxsize=1)
+    items.put("first")
+    t = threading.Thread(target=items.get)
+    t.start()
+    try:
+        items.put("second", timeout=3.0)
+    except queue.Full:
+        raise AssertionError("queue.put timed out while the consumer was merely slow") from None
+    t.join()
