@@ -47,6 +47,10 @@ def test_sleep_and_wait_for_run_on_virtual_time_in_time_order() -> None:
         assert all(r.bug is None for r in outcomes(function, seeds=10)), function
 
 
+def test_tasks_run_in_the_thread_of_their_loop() -> None:
+    assert all(r.bug is None for r in outcomes("tasks_see_the_loops_thread", seeds=5))
+
+
 def test_tasks_that_wait_for_each_other_forever_are_a_deadlock_naming_each_task() -> None:
     result = outcomes("forgotten_event", seeds=1)[0]
     assert result.bug is not None and result.bug.kind == BugKind.DEADLOCK

@@ -123,3 +123,15 @@ def sleep_ordering() -> None:
         return out
 
     assert asyncio.run(main()) == [1, 2, 3]
+
+
+def tasks_see_the_loops_thread() -> None:
+    import threading
+
+    async def name() -> str:
+        return threading.current_thread().name
+
+    async def main() -> list:
+        return [await name(), await asyncio.create_task(name())]
+
+    assert asyncio.run(main()) == ["MainThread", "MainThread"]

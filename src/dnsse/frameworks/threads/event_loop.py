@@ -200,6 +200,8 @@ class ControlledLoop(asyncio.BaseEventLoop):
         what = getattr(coroutine, "__name__", None) or type(coroutine).__name__
         label = f"Task-{self._runtime.number('asyncio.Task')} ({what})"
         agent = ThreadAgent(self._execution, label, lambda: self._run_task(agent, task, handles), daemon=True)
+        # A task runs in its loop's thread: current_thread() and get_ident() name that thread.
+        self._runtime.attach(agent, self._runtime.handle_of(self._owner))
         if self._on_task_agent is not None:
             self._on_task_agent(agent, task)
         agent.pending = self._step_operation(label)

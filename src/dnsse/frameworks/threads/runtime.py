@@ -77,7 +77,9 @@ class ThreadsRuntime:
         return handle
 
     def live_handles(self) -> list[Thread]:
-        return [self._handles[a.id] for a in self.execution.thread_agents() if a.id in self._handles and not a.done]
+        # Tasks of an event loop share their loop's thread: each thread is listed once.
+        handles = [self._handles[a.id] for a in self.execution.thread_agents() if a.id in self._handles and not a.done]
+        return list(dict.fromkeys(handles))
 
     def creation_site(self) -> str | None:
         """``file.py:LINE`` of the innermost frame of the program under test."""
