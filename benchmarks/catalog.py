@@ -53,6 +53,8 @@ PROGRAMS: tuple[Program, ...] = (
             Variant("main_bug_unused_expert", "collective count differs across ranks (data-dependent)",
                     ("collective_mismatch", "deadlock")),
             Variant("main_bug_early_clip", "buffer read before wait()", ("exception", "spec_violation")),
+            Variant("main_bug_local_overflow", "fp16 overflow checked per rank for some loss scales (input)",
+                    ("collective_mismatch", "deadlock")),
         ),
     ),
     Program(
@@ -63,6 +65,8 @@ PROGRAMS: tuple[Program, ...] = (
             Variant("main_bug_warmup", "pipeline deadlock for some microbatch counts", ("deadlock",)),
             Variant("main_bug_any_source", "any-source receive matches the wrong message",
                     ("exception", "deadlock")),
+            Variant("main_bug_ragged_tail", "last stage folds a one-token tail for some lengths (input)",
+                    ("deadlock", "collective_mismatch")),
         ),
     ),
     Program(
@@ -72,6 +76,8 @@ PROGRAMS: tuple[Program, ...] = (
             CORRECT,
             Variant("main_bug_check_then_act", "check-then-act on the shared block pool", ("exception",)),
             Variant("main_bug_refcount", "lost update of block reference counts across threads", ("exception",)),
+            Variant("main_bug_tight_pool", "check-then-act when the pool has just enough blocks (input and schedule)",
+                    ("exception",)),
         ),
     ),
     Program(
@@ -81,6 +87,8 @@ PROGRAMS: tuple[Program, ...] = (
             CORRECT,
             Variant("main_bug_lost_update", "lost update across await in an async actor", ("exception",)),
             Variant("main_bug_actor_deadlock", "deadlock between actors", ("deadlock",)),
+            Variant("main_bug_clip_bumps_version", "a clipped gradient bumps the version for small clip norms (input)",
+                    ("exception",)),
         ),
     ),
     Program(
@@ -90,6 +98,8 @@ PROGRAMS: tuple[Program, ...] = (
             CORRECT,
             Variant("main_bug_stale_weights", "stale weights beyond the allowed lag", ("exception",)),
             Variant("main_bug_retry_double_count", "at-least-once retry double counting", ("exception",)),
+            Variant("main_bug_one_step_episode", "unbiased baseline divides by zero for one-step episodes (input)",
+                    ("exception",)),
         ),
     ),
 )

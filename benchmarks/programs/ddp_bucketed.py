@@ -23,6 +23,13 @@ Entry points (``FUNC(rank, world_size)``, world size 2):
   ("Training Hanging and DDP Bucketing": a module that runs on a subset of
   ranks made two trainers issue mismatched collectives) and the DDP
   ``find_unused_parameters`` reports (pytorch/pytorch#42183).
+- ``main_bug_local_overflow`` (input ``loss_scale``): mixed precision with
+  a loss scale. Each rank checks its own scaled gradients for fp16 overflow
+  and skips the step when they overflow, without agreeing with the other
+  ranks (``main_correct`` all-reduces the overflow flag first). For scales
+  where one rank's gradients overflow and the other's do not, the ranks issue
+  different collectives. The same class as "found_inf not synchronized
+  across ranks" in loss scalers (pytorch/pytorch#39311).
 - ``main_bug_early_clip``: the clip norm is computed from the buckets right
   after the all-reduce is issued, "to overlap it with communication", i.e.
   before ``wait()``. Whether a rank sees its local or the reduced gradients
@@ -33,11 +40,12 @@ Entry points (``FUNC(rank, world_size)``, world size 2):
 """
 
 import math
+from typing import Annotated
 
 import torch
 import torch.distributed as dist
 
-from dnsse import emit
+from dnsse import Range, emit
 
 # LTL properties of the program (the campaign checks them once --spec lands).
 DNSSE_SPECS = [
@@ -128,7 +136,29 @@ class Reducer:
         return reduced
 
 
-def train(rank: int, world_size: int, steps: int, skip_unused: bool, early_clip: bool) -> None:
+FP16_MAX = 65504.0
+LossScale = Annotated[float, Range(1.0, 1e6)]
+
+
+def overflowed(grads: dict[str, torch.Tensor | None], loss_scale: float, synchronized: bool) -> bool:
+    """Whether the scaled gradients overflow fp16: on this rank, or (synchronized) on any rank."""
+    local = max((g * loss_scale).abs().max().item() for g in grads.values() if g is not None) > FP16_MAX
+    if not synchronized:
+        return local
+    flag = torch.tensor([1.0 if local else 0.0])
+    dist.all_reduce(flag)
+    return flag.item() > 0
+
+
+def train(
+    rank: int,
+    world_size: int,
+    steps: int,
+    skip_unused: bool,
+    early_clip: bool,
+    loss_scale: float | None = None,
+    synchronized_overflow: bool = True,
+) -> None:
     dist.init_process_group("gloo", rank=rank, world_size=world_size)
     params = init_parameters()
     reducer = Reducer(world_size, skip_unused)
@@ -136,6 +166,9 @@ def train(rank: int, world_size: int, steps: int, skip_unused: bool, early_clip:
     for step in range(steps):
         loss, grads = backward(params, shard(rank, step))
         losses.append(loss)
+        if loss_scale is not None and overflowed(grads, loss_scale, synchronized_overflow):
+            emit("overflow_skip", step=step)
+            continue
         for names in BUCKETS:
             reducer.bucket_ready(names, grads)
         early_norm = reducer.norm_now() if early_clip else None
@@ -160,8 +193,15 @@ def check_replicas_agree(params: dict[str, torch.Tensor], world_size: int) -> No
         )
 
 
-def main_correct(rank: int, world_size: int, steps: int = 3) -> None:
-    train(rank, world_size, steps, skip_unused=False, early_clip=False)
+def main_correct(rank: int, world_size: int, steps: int = 3, loss_scale: LossScale = 1.0) -> None:
+    train(rank, world_size, steps, skip_unused=False, early_clip=False, loss_scale=loss_scale)
+
+
+def main_bug_local_overflow(rank: int, world_size: int, steps: int = 3, loss_scale: LossScale = 1.0) -> None:
+    train(
+        rank, world_size, steps, skip_unused=False, early_clip=False, loss_scale=loss_scale,
+        synchronized_overflow=False,
+    )
 
 
 def main_bug_unused_expert(rank: int, world_size: int, steps: int = 3) -> None:

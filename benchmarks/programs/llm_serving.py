@@ -31,9 +31,10 @@ Entry points (``FUNC()``, threads):
 """
 
 import threading
+from typing import Annotated
 from collections import deque
 
-from dnsse import emit
+from dnsse import Range, emit
 
 DNSSE_SPECS = [
     # Every admitted request eventually finishes.
@@ -217,8 +218,11 @@ def handle_parallel_sampling(engine: Engine, parent: str, prompt: int, locked_fo
     engine.submit(child, prompt, 3)
 
 
-def serve(check_then_act: bool, locked_fork: bool) -> None:
-    manager = BlockManager(NUM_BLOCKS)
+Blocks = Annotated[int, Range(NUM_BLOCKS, 4096)]
+
+
+def serve(check_then_act: bool, locked_fork: bool, num_blocks: int = NUM_BLOCKS) -> None:
+    manager = BlockManager(num_blocks)
     engine = Engine(manager, expected=4)
     engine_thread = threading.Thread(target=engine.run, name="engine")
     frontends = [
@@ -236,8 +240,12 @@ def serve(check_then_act: bool, locked_fork: bool) -> None:
     manager.check_drained()
 
 
-def main_correct() -> None:
-    serve(check_then_act=False, locked_fork=True)
+def main_correct(num_blocks: Blocks = 64) -> None:
+    serve(check_then_act=False, locked_fork=True, num_blocks=num_blocks)
+
+
+def main_bug_tight_pool(num_blocks: Blocks = 64) -> None:
+    serve(check_then_act=True, locked_fork=True, num_blocks=num_blocks)
 
 
 def main_bug_check_then_act() -> None:

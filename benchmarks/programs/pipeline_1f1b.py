@@ -34,10 +34,12 @@ step of ``microbatches`` and then the epoch's short last batch of
   peer's message posted on the same tag).
 """
 
+from typing import Annotated
+
 import torch
 import torch.distributed as dist
 
-from dnsse import emit
+from dnsse import Range, emit
 
 DNSSE_SPECS = [
     # Every microbatch that enters the pipeline leaves it through its backward.
@@ -179,8 +181,28 @@ def train(rank: int, world_size: int, batches: list[int], clamp_warmup: bool, an
     dist.destroy_process_group()
 
 
-def main_correct(rank: int, world_size: int, microbatches: int = 4, last_microbatches: int = 1) -> None:
-    train(rank, world_size, [microbatches, last_microbatches], clamp_warmup=True, any_source_grad=False)
+SeqLen = Annotated[int, Range(1, 256)]
+Chunk = Annotated[int, Range(8, 64)]
+
+
+def chunks_of(seq_len: int, chunk: int, last_stage: bool, fold_tail: bool) -> int:
+    """Microbatches of a sequence cut in chunks; the buggy last stage folds a one-token tail into the previous chunk."""
+    count = -(-seq_len // chunk)
+    if fold_tail and last_stage and seq_len > 240 and seq_len % chunk == 1:
+        count -= 1
+    return count
+
+
+def main_correct(
+    rank: int, world_size: int, microbatches: int = 4, last_microbatches: int = 1, seq_len: SeqLen = 64, chunk: Chunk = 16
+) -> None:
+    tail = chunks_of(seq_len, chunk, rank == world_size - 1, fold_tail=False)
+    train(rank, world_size, [microbatches, last_microbatches, tail], clamp_warmup=True, any_source_grad=False)
+
+
+def main_bug_ragged_tail(rank: int, world_size: int, seq_len: SeqLen = 64, chunk: Chunk = 16) -> None:
+    tail = chunks_of(seq_len, chunk, rank == world_size - 1, fold_tail=True)
+    train(rank, world_size, [tail], clamp_warmup=True, any_source_grad=False)
 
 
 def main_bug_warmup(rank: int, world_size: int, microbatches: int = 4, last_microbatches: int = 1) -> None:

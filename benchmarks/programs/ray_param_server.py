@@ -31,10 +31,12 @@ Entry points (``FUNC()``, Ray):
 """
 
 import asyncio
+import math
+from typing import Annotated
 
 import ray
 
-from dnsse import emit
+from dnsse import Range, emit
 
 DNSSE_SPECS = [
     # A gradient is applied only after a pull happened (a worker computed it from some weights).
@@ -56,7 +58,9 @@ def gradient(worker: int, weights: list[float], step: int) -> list[float]:
 
 @ray.remote
 class ParameterServer:
-    def __init__(self, locked: bool, call_back: bool) -> None:
+    def __init__(self, locked: bool, call_back: bool, clip: int = 1000, bump_on_clip: bool = False) -> None:
+        self.clip = clip
+        self.bump_on_clip = bump_on_clip
         self.weights = [0.0] * DIM
         self.version = 0
         self.applied = 0
@@ -82,6 +86,13 @@ class ParameterServer:
             if self.call_back and worker is not None:
                 # The bug of main_bug_actor_deadlock: a blocking call back into the caller.
                 ray.get(worker.refresh.remote(self.version, list(self.weights)))
+            self.rejected += 1
+            emit("reject", based_on=based_on)
+            return False
+        if math.sqrt(sum(g * g for g in grad)) > self.clip:
+            # Too large a gradient is rejected; the buggy server also bumps the version, as if applied.
+            if self.bump_on_clip:
+                self.version += 1
             self.rejected += 1
             emit("reject", based_on=based_on)
             return False
@@ -128,10 +139,13 @@ class Worker:
         return pushed
 
 
-def train(workers: int, steps: int, locked: bool, call_back: bool) -> None:
+Clip = Annotated[int, Range(1, 10_000)]
+
+
+def train(workers: int, steps: int, locked: bool, call_back: bool, clip: int = 1000, bump_on_clip: bool = False) -> None:
     if not ray.is_initialized():
         ray.init()
-    server = ParameterServer.remote(locked, call_back)
+    server = ParameterServer.remote(locked, call_back, clip, bump_on_clip)
     actors = [Worker.remote(i, server) for i in range(workers)]
     pushed = sum(ray.get([a.run.remote(steps, call_back, a) for a in actors]))
     stats = ray.get(server.stats.remote())
@@ -140,8 +154,12 @@ def train(workers: int, steps: int, locked: bool, call_back: bool) -> None:
     assert stats["max_applied_lag"] <= MAX_LAG, f"applied a gradient {stats['max_applied_lag']} versions stale"
 
 
-def main_correct(workers: int = 2, steps: int = 2) -> None:
-    train(workers, steps, locked=True, call_back=False)
+def main_correct(workers: int = 2, steps: int = 2, clip: Clip = 1000) -> None:
+    train(workers, steps, locked=True, call_back=False, clip=clip)
+
+
+def main_bug_clip_bumps_version(workers: int = 2, steps: int = 2, clip: Clip = 1000) -> None:
+    train(workers, steps, locked=True, call_back=False, clip=clip, bump_on_clip=True)
 
 
 def main_bug_lost_update(workers: int = 2, steps: int = 2) -> None:

@@ -31,9 +31,11 @@ Entry points (``FUNC()``, Ray):
   when using things that assume a single execution of a task").
 """
 
+from typing import Annotated
+
 import ray
 
-from dnsse import emit
+from dnsse import Range, emit
 
 DNSSE_SPECS = [
     # Training happens only on collected episodes.
@@ -49,7 +51,8 @@ EPISODE_LENGTH = 3
 
 @ray.remote
 class Learner:
-    def __init__(self) -> None:
+    def __init__(self, unbiased: bool = False) -> None:
+        self.unbiased = unbiased
         self.version = 0
         self.weights = [0.0, 0.0]
         self.max_lag = 0
@@ -59,7 +62,13 @@ class Learner:
         emit("train", lag=lag)
         self.max_lag = max(self.max_lag, lag)
         assert lag <= MAX_LAG, f"trained on an episode {lag} policy versions old (bound {MAX_LAG})"
-        advantage = sum(episode["rewards"]) / len(episode["rewards"])
+        rewards = episode["rewards"]
+        mean = sum(rewards) / len(rewards)
+        if self.unbiased:
+            # The buggy learner normalises by the unbiased spread, undefined for a one-step episode.
+            spread = sum((r - mean) ** 2 for r in rewards) / (len(rewards) - 1)
+            mean = mean / (1.0 + spread)
+        advantage = mean
         self.weights = [w + 0.1 * advantage * (i + 1) for i, w in enumerate(self.weights)]
         self.version += 1
         emit("publish", version=self.version)
@@ -82,8 +91,9 @@ class Metrics:
 
 @ray.remote
 class RolloutWorker:
-    def __init__(self, index: int) -> None:
+    def __init__(self, index: int, episode_length: int = EPISODE_LENGTH) -> None:
         self.index = index
+        self.episode_length = episode_length
         self.version = 0
         self.weights = [0.0, 0.0]
 
@@ -92,7 +102,7 @@ class RolloutWorker:
         self.version, self.weights = version, weights
 
     def rollout(self) -> dict:
-        rewards = [float(self.index + step) * (1.0 + self.weights[0]) for step in range(EPISODE_LENGTH)]
+        rewards = [float(self.index + step) * (1.0 + self.weights[0]) for step in range(self.episode_length)]
         emit("episode", worker=self.index, version=self.version)
         return {"worker": self.index, "version": self.version, "rewards": rewards}
 
@@ -105,12 +115,23 @@ def rollout_and_report(worker: object, metrics: object) -> dict:
     return episode
 
 
-def train(workers: int, updates: int, drop_stale: bool, sync_every: int, report_in_task: bool) -> None:
+EpisodeLength = Annotated[int, Range(1, 4096)]
+
+
+def train(
+    workers: int,
+    updates: int,
+    drop_stale: bool,
+    sync_every: int,
+    report_in_task: bool,
+    episode_length: int = EPISODE_LENGTH,
+    unbiased: bool = False,
+) -> None:
     if not ray.is_initialized():
         ray.init()
-    learner = Learner.remote()
+    learner = Learner.remote(unbiased)
     metrics = Metrics.remote()
-    actors = [RolloutWorker.remote(i) for i in range(workers)]
+    actors = [RolloutWorker.remote(i, episode_length) for i in range(workers)]
     launched = 0
 
     def launch(index: int) -> object:
@@ -144,11 +165,18 @@ def train(workers: int, updates: int, drop_stale: bool, sync_every: int, report_
     episodes, steps = ray.get(metrics.totals.remote())
     expected = launched if report_in_task else trained
     assert episodes == expected, f"{episodes} episodes counted, expected {expected}"
-    assert steps == EPISODE_LENGTH * episodes, f"{steps} steps counted for {episodes} episodes"
+    assert steps == episode_length * episodes, f"{steps} steps counted for {episodes} episodes"
 
 
-def main_correct(workers: int = 2, updates: int = 4) -> None:
-    train(workers, updates, drop_stale=True, sync_every=1, report_in_task=False)
+def main_correct(workers: int = 2, updates: int = 4, episode_length: EpisodeLength = 3) -> None:
+    train(workers, updates, drop_stale=True, sync_every=1, report_in_task=False, episode_length=episode_length)
+
+
+def main_bug_one_step_episode(workers: int = 2, updates: int = 4, episode_length: EpisodeLength = 3) -> None:
+    train(
+        workers, updates, drop_stale=True, sync_every=1, report_in_task=False, episode_length=episode_length,
+        unbiased=True,
+    )
 
 
 def main_bug_stale_weights(workers: int = 2, updates: int = 4) -> None:

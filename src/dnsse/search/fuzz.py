@@ -16,6 +16,7 @@ comparisons they meet feed the mutation dictionary (CmpLog).
 from __future__ import annotations
 
 import random
+from collections import deque
 
 from dnsse.engine.choices import Chooser, ChoiceKind, FirstChooser
 from dnsse.engine.inputs import InputSlot
@@ -23,6 +24,7 @@ from dnsse.search.corpus import Corpus, CorpusEntry, EngineStats, admit
 from dnsse.search.directed import DirectedChooser
 from dnsse.search.mutations import (
     Mutant,
+    boundary_mutants,
     flip_value,
     havoc,
     move_preemption,
@@ -53,6 +55,9 @@ class FuzzStrategy:
         self.slots: list[InputSlot] = []
         self.dictionary: list[float] = []
         self._parent: CorpusEntry | None = None
+        # Deterministic mutants run before random ones: range ends and new dictionary constants.
+        self.pending: deque[Mutant] = deque()
+        self._first: CorpusEntry | None = None
         self._concolic: Concolic | None = None
 
     def chooser_for(self, execution: int) -> Chooser:
@@ -61,8 +66,8 @@ class FuzzStrategy:
         fallback = RandomChooser(rng.randrange(2**63))
         self._concolic = Concolic()
         self._parent = None
-        mutant = None
-        if len(self.corpus) and rng.random() >= EXPLORE:
+        mutant = self.pending.popleft() if self.pending else None
+        if mutant is None and len(self.corpus) and rng.random() >= EXPLORE:
             self._parent = self.corpus.pick(rng)
             mutant = self.mutate(self._parent, rng)
         if mutant is None:
@@ -93,8 +98,12 @@ class FuzzStrategy:
 
     def observe(self, result) -> None:  # type: ignore[no-untyped-def]
         self.slots = result.slots
-        if self._concolic is not None:
-            self._learn_constants(self._concolic)
+        new_constants = self._learn_constants(self._concolic) if self._concolic is not None else []
+        if self._first is None and result.divergence is None and self.slots:
+            self._first = CorpusEntry(list(result.choices), dict(result.inputs), [], [], 0, 0, self.name)
+            self.pending.extend(boundary_mutants(self._first, self.slots, []))
+        if self._first is not None and new_constants:
+            self.pending.extend(boundary_mutants(self._first, self.slots, new_constants))
         self.stats.count(result, self._execution)
         feedback = result.feedback
         if feedback is not None and self._parent is not None:
@@ -105,9 +114,13 @@ class FuzzStrategy:
     def engine_report(self) -> dict[str, dict[str, int]]:
         return {self.name: self.stats.as_json()}
 
-    def _learn_constants(self, concolic: Concolic) -> None:
+    def _learn_constants(self, concolic: Concolic) -> list[float]:
+        """Add the run's compared operands and nearby code constants to the dictionary; the new ones."""
         known = set(self.dictionary)
+        new = []
         for value in sorted(concolic.log.operands | concolic.log.constants):
             if value not in known and len(self.dictionary) < DICTIONARY_LIMIT:
                 self.dictionary.append(value)
                 known.add(value)
+                new.append(value)
+        return new

@@ -65,6 +65,32 @@ def mutate_input(
     return None
 
 
+def boundary_mutants(entry: CorpusEntry, slots: Sequence[InputSlot], constants: Sequence[float]) -> list[Mutant]:
+    """AFL's deterministic stage: each input at its range's ends, next to them, and at each given constant."""
+    positions = input_positions(entry.choices)
+    if len(positions) != len(slots):
+        return []
+    mutants = []
+    for position, slot in zip(positions, slots):
+        domain = slot.domain
+        values: list[object] = []
+        if isinstance(domain, IntDomain):
+            values = [domain.low, domain.high, domain.low + 1, domain.high - 1]
+            values += [int(c) + d for c in constants if math.isfinite(c) for d in (0, 1, -1)]
+        elif isinstance(domain, FloatDomain):
+            values = [domain.low, domain.high] + [c for c in constants]
+        seen = {entry.choices[position].index}
+        for value in values:
+            found = domain.index_of(value)
+            if found is None or found[0] in seen:
+                continue
+            seen.add(found[0])
+            plan = list(entry.choices)
+            plan[position] = Choice(ChoiceKind.INPUT, plan[position].options, found[0])
+            mutants.append(Mutant(plan, None, f"input {slot.parameter.name}: boundary"))
+    return mutants
+
+
 def _new_value(current: object, slot: InputSlot, dictionary: Sequence[float], rng: random.Random) -> tuple[str, object]:
     domain = slot.domain
     if isinstance(domain, IntDomain):
