@@ -28,8 +28,9 @@ Entry points (``FUNC(rank, world_size)``, world size 2):
   and skips the step when they overflow, without agreeing with the other
   ranks (``main_correct`` all-reduces the overflow flag first). For scales
   where one rank's gradients overflow and the other's do not, the ranks issue
-  different collectives. The same class as "found_inf not synchronized
-  across ranks" in loss scalers (pytorch/pytorch#39311).
+  different collectives. Modelled on facebookresearch/fairscale#179
+  (the grad scaler's inf check was not synchronised across processes: one
+  rank skipped the optimizer step, the other stepped and hung).
 - ``main_bug_early_clip``: the clip norm is computed from the buckets right
   after the all-reduce is issued, "to overlap it with communication", i.e.
   before ``wait()``. Whether a rank sees its local or the reduced gradients

@@ -28,6 +28,12 @@ Entry points (``FUNC()``, threads):
   lost update leaves a freed block with a live count, and it is handed out
   again while still shared ("Double free!", vllm-project/vllm#1556, fixed in
   vllm-project/vllm#3347).
+- ``main_bug_tight_pool`` (input ``num_blocks``): the check-then-act
+  handler of ``main_bug_check_then_act``, harmless while the pool has room
+  to spare, loses only when the pool has just enough blocks for the
+  requests, and only under some interleavings. Modelled on
+  vllm-project/vllm#17834 (``can_allocate`` and ``allocate`` disagreed when
+  only a few free blocks were left, raising ``NoFreeBlocksError``).
 """
 
 import threading

@@ -32,6 +32,12 @@ step of ``microbatches`` and then the epoch's short last batch of
   pipeline hangs on the message it took). Modelled on
   pmodels/mpich#3197 and openpmix/openpmix#3854 (a receive matched another
   peer's message posted on the same tag).
+- ``main_bug_ragged_tail`` (inputs ``seq_len``, ``chunk``): the sequence is
+  cut into microbatches of ``chunk`` tokens; for long sequences whose last
+  chunk holds a single token, the last stage folds that token into the
+  previous chunk, so it runs one microbatch less than the others and the
+  pipeline hangs. Modelled on pytorch/pytorch#126600 (stages chunked an
+  uneven batch into microbatches differently, and their sizes mismatched).
 """
 
 from typing import Annotated

@@ -28,6 +28,11 @@ Entry points (``FUNC()``, Ray):
   two actors wait for each other, but only in schedules where a gradient
   goes stale. Modelled on ray-project/ray#4604 ("Deadlock about remotecall":
   actor A waits on actor B's task while B's callback waits on A).
+- ``main_bug_clip_bumps_version`` (input ``clip``): the server rejects a
+  gradient whose norm exceeds ``clip`` but still bumps its version, so for
+  small clip norms the version counts updates that never happened. Modelled
+  on facebookresearch/optimizers#149 (skipping an update on some ranks left
+  their step counters inconsistent with the updates applied).
 """
 
 import asyncio

@@ -29,6 +29,11 @@ Entry points (``FUNC()``, Ray):
   is counted twice. Modelled on zapata-engineering/orquestra-sdk#140 ("When a
   Ray worker crashes, it will try to run the task again. This causes issues
   when using things that assume a single execution of a task").
+- ``main_bug_one_step_episode`` (input ``episode_length``): the learner
+  normalises the advantage by the unbiased reward spread, dividing by the
+  episode length minus one: a one-step episode fails. Modelled on
+  thu-ml/tianshou#1298 (advantage normalisation without an epsilon produced
+  NaN for a single-element batch).
 """
 
 from typing import Annotated
