@@ -87,7 +87,11 @@ def _parser() -> argparse.ArgumentParser:
         "--input", action="append", default=[], metavar="NAME=VALUE",
         help="pin an input of the entry point to one value (repeatable); the others are explored",
     )
-    check.add_argument("--ray-address", default=None, metavar="ADDR", help="run the campaign on a Ray cluster")
+    check.add_argument(
+        "--ray-address", default=None, metavar="ADDR",
+        help="run the executions as tasks on the Ray cluster at ADDR (HOST:PORT, or auto); "
+        "--workers N keeps N of them busy (default: one per CPU of the cluster)",
+    )
     check.add_argument("--pct-depth", type=int, default=3, help="bug depth PCT aims at (default 3)")
     check.add_argument(
         "--preemption-bound", type=int, default=None, metavar="N",
@@ -161,8 +165,6 @@ def internal_error_message(error: BaseException, debug: bool) -> str:
 
 def _validate(arguments: argparse.Namespace) -> None:
     """Every option checked before any work starts (see dnsse.validation)."""
-    if arguments.ray_address is not None:
-        raise BadInput("--ray-address is not built yet; campaigns run on this machine for now")
     for value, bounds in (
         (arguments.world_size, Bounds("--world-size", 1, MAX_WORLD_SIZE)),
         (arguments.budget, Bounds("--budget", 1, MAX_BUDGET)),
@@ -210,6 +212,7 @@ def _check(arguments: argparse.Namespace) -> int:
         workers=arguments.workers,
         inputs=_pinned_inputs(arguments.input),
         show_output=arguments.show_output,
+        ray_address=arguments.ray_address,
     )
 
     console = CheckConsole(arguments)

@@ -55,6 +55,8 @@ class CampaignConfig:
     inputs: dict[str, str] = field(default_factory=dict)
     # Let the program's prints through in every execution, instead of capturing them.
     show_output: bool = False
+    # Run the executions as tasks on the Ray cluster at this address (see dnsse.search.ray_cluster).
+    ray_address: str | None = None
 
 
 @dataclass
@@ -233,13 +235,19 @@ def run_campaign(
 
     ``on_execution`` sees every execution (its number from 1, its result, and
     the arcs recorded so far when ``config.coverage`` is on). With
-    ``config.workers > 1`` the executions run in worker processes.
+    ``config.workers > 1`` the executions run in worker processes, and with
+    ``config.ray_address`` as tasks on a Ray cluster.
     """
     if config.workers < 1:
         raise BadInput(f"--workers must be at least 1, got {config.workers}")
     strategy = make_strategy(config.strategy, config.seed, config.pct_depth, config.preemption_bound)
     if config.budget is not None and config.budget < 1:
         raise BadInput(f"--budget must be at least 1 execution, got {config.budget}")
+    if config.ray_address is not None:
+        # Imported here because the cluster campaign is built on this module.
+        from dnsse.search.ray_cluster import run_on_ray
+
+        return run_on_ray(config, strategy, on_bug, on_start, on_execution)
     if config.workers > 1:
         # Imported here because the parallel campaign is built on this module.
         from dnsse.search.parallel import run_parallel

@@ -1,0 +1,232 @@
+"""Campaigns on a real Ray cluster (``--ray-address ADDR|auto``, DESIGN §7).
+
+The driver (this process) connects to the cluster and hands out the
+campaign's execution indices in batches, each batch one Ray task. A task
+rebuilds the campaign from plain JSON settings, runs its indices with a
+strategy of its own seeded by the campaign seed, and returns one JSON report
+per execution: nothing of ours is pickled but the function itself, and
+traces stay JSON. A batch depends only on (settings, indices), so the same
+seed gives the same executions whichever worker runs a batch and however
+many workers there are; the driver takes the batches in index order, so it
+also finds the same first bug.
+
+The driver owns the findings, as the parallel parent does: it deduplicates
+bugs, minimizes each new one, writes its trace and announces it; without
+``keep_going`` it stops handing out batches after the first bug and cancels
+those in flight.
+
+Inside a task ``ray`` is the real Ray; a Ray target's own ``import ray``
+still gets the controlled runtime, which the framework installs for the
+length of the batch. The dnsse package travels to the workers with the task
+(``py_modules``); the target file must be readable at the same path on
+every node, as with a shared file system.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import time
+from pathlib import Path
+from typing import Callable
+
+import dnsse
+from dnsse.coverage.arcs import ArcRecorder
+from dnsse.engine.bugs import Bug
+from dnsse.engine.choices import Choice
+from dnsse.engine.execution import Limits
+from dnsse.engine.runner import ExecutionResult
+from dnsse.engine.target import LoadedTarget
+from dnsse.errors import BadInput
+from dnsse.frameworks.base import Framework
+from dnsse.search.campaign import Campaign, CampaignConfig, CampaignResult, FoundBug
+from dnsse.search.registry import make_strategy
+from dnsse.search.strategy import Strategy
+
+# Executions per task: enough to pay for a task's overhead, few enough to stop soon after a bug.
+BATCH = 16
+# Batches in flight per worker, so that no worker waits for the driver.
+IN_FLIGHT_PER_WORKER = 2
+
+
+def run_on_ray(
+    config: CampaignConfig,
+    strategy: Strategy,
+    on_bug: Callable[[FoundBug], None] | None = None,
+    on_start: Callable[[LoadedTarget, Framework], None] | None = None,
+    on_execution: Callable[[int, ExecutionResult, ArcRecorder | None], None] | None = None,
+) -> CampaignResult:
+    """The campaign of :func:`~dnsse.search.campaign.run_campaign`, its executions run as Ray tasks."""
+    if hasattr(strategy, "exhausted"):
+        raise BadInput(
+            f"the {strategy.name} strategy is a systematic search whose executions follow from all the ones "
+            "before; on a Ray cluster, search with random, pct or pos"
+        )
+    try:
+        import ray
+    except ImportError:
+        raise BadInput("--ray-address needs Ray installed in this environment (pip install ray)") from None
+    campaign = Campaign(config, on_bug)
+    with campaign.framework.activate():
+        campaign.prepare()
+    workers = _connect(ray, config)
+    if on_start is not None:
+        on_start(campaign.target, campaign.framework)
+    task = ray.remote(num_cpus=1)(_run_batch)
+    settings = _settings(config, campaign.target)
+    budget = config.budget
+    next_index = 0
+    flying: dict[object, int] = {}  # task ref -> first index of its batch
+    finished: dict[int, list[dict]] = {}  # first index -> reports, until their turn comes
+    turn = 0  # the first index not yet taken in order
+    executions = 0
+    stopped = False
+    try:
+        while True:
+            while not stopped and len(flying) < workers * IN_FLIGHT_PER_WORKER and (budget is None or next_index < budget):
+                if campaign.out_of_time():
+                    stopped = True
+                    break
+                size = BATCH if budget is None else min(BATCH, budget - next_index)
+                flying[task.remote(settings, next_index, size)] = next_index
+                next_index += size
+            if not flying:
+                break
+            ready, _ = ray.wait(list(flying), num_returns=1)
+            first = flying.pop(ready[0])
+            finished[first] = json.loads(ray.get(ready[0]))
+            while turn in finished and not stopped:
+                reports = finished.pop(turn)
+                turn += len(reports)
+                for report in reports:
+                    executions += 1
+                    result = _result_from(report)
+                    _merge_arcs(campaign.recorder, report["arcs"])
+                    if on_execution is not None:
+                        on_execution(report["index"] + 1, result, campaign.recorder)
+                    if result.bug is not None:
+                        with campaign.framework.activate():
+                            campaign.record(result, report["index"] + 1)
+                        if campaign.found and not config.keep_going:
+                            stopped = True
+                            break
+            if stopped:
+                break
+    finally:
+        for ref in flying:
+            ray.cancel(ref)
+    return campaign.result(strategy.name, executions)
+
+
+def _connect(ray: object, config: CampaignConfig) -> int:
+    """Join the cluster at ``config.ray_address``; the number of workers to keep busy."""
+    try:
+        if not ray.is_initialized():  # type: ignore[attr-defined]
+            ray.init(  # type: ignore[attr-defined]
+                address=config.ray_address,
+                log_to_driver=False,
+                logging_level=logging.ERROR,
+                runtime_env={"py_modules": [str(Path(dnsse.__file__).parent)]},
+            )
+    except Exception as error:  # noqa: BLE001 - whatever Ray says, the user must fix the address or cluster
+        raise BadInput(
+            f"cannot join the Ray cluster at {config.ray_address!r}: {type(error).__name__}: {error}. "
+            "Give the address `ray start --head` printed (HOST:PORT), or auto for the cluster of this machine"
+        ) from None
+    if config.workers > 1:
+        return config.workers
+    return max(1, int(ray.cluster_resources().get("CPU", 1)))  # type: ignore[attr-defined]
+
+
+def _settings(config: CampaignConfig, target: LoadedTarget) -> str:
+    return json.dumps(
+        {
+            "target": str(target.spec),
+            "framework": target.framework,
+            "world_size": config.world_size,
+            "strategy": config.strategy,
+            "seed": config.seed,
+            "pct_depth": config.pct_depth,
+            "limits": dataclasses.asdict(config.limits),
+            "coverage": config.coverage,
+            "specs": list(config.specs),
+            "spec_files": [str(Path(path).resolve()) for path in config.spec_files],
+            "faults": config.faults,
+            "inputs": config.inputs,
+        }
+    )
+
+
+# A worker process keeps the campaign it loaded for the next batches of the same settings.
+_loaded: dict[str, Campaign] = {}
+
+
+def _run_batch(settings_text: str, first: int, size: int) -> str:
+    """The body of a Ray task: executions ``first .. first+size-1``, as a JSON list of reports."""
+    campaign = _loaded.get(settings_text)
+    if campaign is None:
+        settings = json.loads(settings_text)
+        campaign = Campaign(
+            CampaignConfig(
+                target=settings["target"],
+                framework=settings["framework"],
+                world_size=settings["world_size"],
+                strategy=settings["strategy"],
+                seed=settings["seed"],
+                limits=Limits(**settings["limits"]),
+                pct_depth=settings["pct_depth"],
+                coverage=settings["coverage"],
+                specs=settings["specs"],
+                spec_files=[Path(path) for path in settings["spec_files"]],
+                faults=settings["faults"],
+                inputs=settings["inputs"],
+            )
+        )
+        with campaign.framework.activate():
+            campaign.prepare()
+        _loaded.clear()
+        _loaded[settings_text] = campaign
+    config = campaign.config
+    if campaign.recorder is not None:
+        campaign.recorder = ArcRecorder(campaign.target.source_files)  # each batch reports its own arcs
+    strategy = make_strategy(config.strategy, config.seed, config.pct_depth)
+    reports = []
+    with campaign.framework.activate():
+        for index in range(first, first + size):
+            started = time.perf_counter()
+            result = campaign.execute(strategy.chooser_for(index))
+            strategy.observe(result)
+            reports.append(
+                {
+                    "index": index,
+                    "bug": result.bug.to_json() if result.bug is not None else None,
+                    "choices": [choice.to_json() for choice in result.choices],
+                    "inputs": result.inputs,
+                    "steps": result.steps,
+                    "elapsed_s": time.perf_counter() - started,
+                    "divergence": result.divergence,
+                    "arcs": {},
+                }
+            )
+    if campaign.recorder is not None and reports:
+        reports[-1]["arcs"] = {path: [list(arc) for arc in sorted(arcs)] for path, arcs in campaign.recorder.arcs.items()}
+    return json.dumps(reports)
+
+
+def _result_from(report: dict) -> ExecutionResult:
+    return ExecutionResult(
+        bug=Bug.from_json(report["bug"]) if report["bug"] is not None else None,
+        choices=[Choice.from_json(choice) for choice in report["choices"]],
+        inputs=report["inputs"],
+        steps=report["steps"],
+        elapsed_s=report["elapsed_s"],
+        divergence=report["divergence"],
+    )
+
+
+def _merge_arcs(recorder: ArcRecorder | None, arcs: dict[str, list[list[int]]]) -> None:
+    if recorder is None:
+        return
+    for path, pairs in arcs.items():
+        recorder.arcs.setdefault(path, set()).update((start, end) for start, end in pairs)

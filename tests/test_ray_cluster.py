@@ -1,0 +1,79 @@
+"""--ray-address: a campaign's executions as tasks on a real Ray cluster, the same bugs whatever the workers."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from dnsse.search.campaign import Campaign, CampaignConfig
+from dnsse.search.ray_cluster import _run_batch, _settings
+
+PROGRAMS = Path(__file__).parent / "programs"
+RACE = f"{PROGRAMS}/report_prints.py:main"
+
+
+def batch_settings() -> str:
+    config = CampaignConfig(target=RACE, strategy="pct", seed=5)
+    return _settings(config, Campaign(config).target)
+
+
+def test_a_batch_depends_only_on_its_indices_so_workers_do_not_change_executions() -> None:
+    settings = batch_settings()
+    whole = json.loads(_run_batch(settings, 0, 6))
+    halves = json.loads(_run_batch(settings, 3, 3)) + json.loads(_run_batch(settings, 0, 3))
+    halves.sort(key=lambda report: report["index"])
+    assert [r["index"] for r in whole] == list(range(6))
+    assert [r["choices"] for r in whole] == [r["choices"] for r in halves]
+    assert [r["bug"] for r in whole] == [r["bug"] for r in halves]
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[str]:
+    """A local Ray cluster started by this test process (and only stopped by it)."""
+    ray = pytest.importorskip("ray", reason="real Ray is not installed (pip install ray)")
+    previous = os.environ.get("RAY_AUTH_MODE")
+    os.environ["RAY_AUTH_MODE"] = "disabled"  # no token file shared with other Ray users of this machine
+    try:
+        try:
+            ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
+        except Exception as error:  # noqa: BLE001 - any failure to start means this machine cannot run Ray
+            pytest.skip(f"real Ray cannot start here: {type(error).__name__}: {error}")
+        try:
+            yield ray.get_runtime_context().gcs_address
+        finally:
+            ray.shutdown()
+    finally:
+        if previous is None:
+            os.environ.pop("RAY_AUTH_MODE", None)
+        else:
+            os.environ["RAY_AUTH_MODE"] = previous
+
+
+@pytest.mark.ray
+@pytest.mark.slow
+def test_the_same_seed_finds_the_same_bug_on_one_or_two_ray_workers(cluster: str, tmp_path: Path) -> None:
+    found = {}
+    for workers in (1, 2):
+        ran = subprocess.run(
+            [
+                sys.executable, "-m", "dnsse.cli", "check", RACE, "--strategy", "random", "--seed", "0",
+                "--ray-address", cluster, "--workers", str(workers), "--out", str(tmp_path / str(workers)),
+                "--json", str(tmp_path / f"{workers}.json"), "--quiet",
+            ],
+            capture_output=True, text=True, timeout=600, env={**os.environ, "RAY_AUTH_MODE": "disabled"},
+        )
+        assert ran.returncode == 1, ran.stdout + ran.stderr[-3000:]
+        report = json.loads((tmp_path / f"{workers}.json").read_text())
+        found[workers] = [(bug["kind"], bug["message"], bug["execution"]) for bug in report["bugs"]]
+    assert found[1] == found[2] == [("exception", "AssertionError: lost update: count is 1", 3)]
+    replayed = subprocess.run(
+        [sys.executable, "-m", "dnsse.cli", "replay", str(tmp_path / "2" / "bug-1.json")],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert replayed.returncode == 1 and "reproduced" in replayed.stdout
