@@ -24,7 +24,7 @@ from dnsse.engine.choices import Chooser
 from dnsse.search.corpus import Corpus, EngineStats, admit
 from dnsse.search.fuzz import FuzzStrategy
 from dnsse.search.pct import PctStrategy
-from dnsse.search.strategy import Strategy, execution_seed
+from dnsse.search.strategy import Strategy, execution_seed, notes_of
 from dnsse.search.symbolic import SymbolicStrategy
 
 DISCOUNT = 0.97
@@ -97,3 +97,7 @@ class HybridStrategy:
         report = {name: stats.as_json() for name, stats in self.stats.items()}
         report["symbolic"].update(self.symbolic.stats.extra)
         return report
+
+    def notes(self) -> dict[str, int]:
+        """The notes of the engines that keep some (pct: spinning it caught)."""
+        return notes_of(self.engines["pct"])
