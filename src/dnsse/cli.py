@@ -8,15 +8,24 @@ internal error of dnsse, 130 interrupted by Ctrl-C (143 by SIGTERM).
 from __future__ import annotations
 
 import argparse
+import contextlib
+import faulthandler
 import os
+import shlex
+import signal
+import threading
 import sys
 import traceback
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Iterator, Sequence
 
 from dnsse.engine.execution import Limits
+from dnsse.engine.flight import install_recorder, supervised_directory
 from dnsse.errors import BadInput
 from dnsse.report.options import add_output_options, add_report_command
+from dnsse.search.control import CampaignControl, RestartNeeded
+from dnsse.search.resume import load_state
+from dnsse.search.supervisor import FAULT_FILE, RESTART
 from dnsse.search.registry import BUILT, DEFAULT, PLANNED
 from dnsse.validation import (
     MAX_BUDGET,
@@ -33,6 +42,9 @@ from dnsse.validation import (
     writable_directory,
     writable_file,
 )
+
+if TYPE_CHECKING:
+    from dnsse.search.campaign import CampaignResult
 
 EXIT_CLEAN, EXIT_BUG, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143
@@ -114,6 +126,12 @@ def _parser() -> argparse.ArgumentParser:
         "--execution-timeout", type=float, default=Limits.max_seconds, metavar="SECONDS",
         help="wall-clock limit of one execution",
     )
+    check.add_argument(
+        "--resume", type=Path, default=None, metavar="DIR",
+        help="continue the interrupted campaign whose --out directory is DIR (its traces go on there)",
+    )
+    # Given by the supervising process to the fresh process that continues its campaign: no second header.
+    check.add_argument("--continues", action="store_true", help=argparse.SUPPRESS)
     add_output_options(check)
     check.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
 
@@ -127,13 +145,24 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
     arguments = _parser().parse_args(argv)
     try:
+        if supervised_directory() is None and arguments.command in ("check", "replay"):
+            # This process only watches: the target runs in a child that may die (dnsse.search.supervisor).
+            from dnsse.supervised import supervise_check, supervise_replay
+
+            if arguments.command == "check":
+                _validate(arguments)
+                return supervise_check(arguments, argv)
+            return supervise_replay(arguments, argv)
         if arguments.command == "check":
             return _check(arguments)
         if arguments.command == "report":
             return _report(arguments)
         return _replay(arguments)
+    except RestartNeeded:
+        return RESTART
     except BadInput as error:
         if arguments.debug:
             traceback.print_exc()
@@ -177,6 +206,10 @@ def _validate(arguments: argparse.Namespace) -> None:
         (arguments.execution_timeout, Bounds("--execution-timeout", 0, MAX_EXECUTION_SECONDS, low_open=True)),
     ):
         check_number(value, bounds)
+    if arguments.resume is not None:
+        # The campaign goes on where it was: its traces and its state are there.
+        arguments.out = arguments.resume
+        load_state(arguments.resume)
     writable_directory(arguments.out, "--out")
     for option in ("json", "html", "junit", "sarif"):
         path = getattr(arguments, option, None)
@@ -185,9 +218,7 @@ def _validate(arguments: argparse.Namespace) -> None:
 
 
 def _check(arguments: argparse.Namespace) -> int:
-    from dnsse.report.summary import campaign_report, write_json_atomically
     from dnsse.report.console import CheckConsole
-    from dnsse.report.files import write_reports
     from dnsse.search.campaign import CampaignConfig, run_campaign
 
     _validate(arguments)
@@ -216,13 +247,39 @@ def _check(arguments: argparse.Namespace) -> int:
     )
 
     console = CheckConsole(arguments)
-    result = run_campaign(config, on_bug=console.bug, on_start=console.start, on_execution=console.execution)
+    on_start = None if arguments.continues else console.start
+    control = CampaignControl(
+        arguments.out,
+        recorder=install_recorder(capacity=2 * arguments.max_steps + 1_000),
+        resume=load_state(arguments.resume) if arguments.resume is not None else None,
+        restartable=supervised_directory() is not None,
+    )
+    _record_faults()
+    with _stop_on_signals(control):
+        result = run_campaign(
+            config, on_bug=console.bug, on_start=on_start, on_execution=console.execution, control=control
+        )
     stories = console.finish(result)
+    return finish_check(arguments, result, stories)
+
+
+def finish_check(arguments: argparse.Namespace, result: CampaignResult, stories: list) -> int:
+    """Write the reports and the summary of a campaign; its exit status."""
+    from dnsse.report.files import write_reports
+    from dnsse.report.summary import campaign_report, write_json_atomically
+
     if arguments.json is not None:
         write_json_atomically(campaign_report(result), arguments.json)
     write_reports(arguments, result, stories)
+    status = EXIT_BUG if result.bugs else EXIT_CLEAN
+    if result.interrupted is not None:
+        status = EXIT_TERMINATED if result.interrupted == signal.SIGTERM else EXIT_INTERRUPTED
+        sys.stderr.write(
+            f"dnsse: interrupted after {result.executions} executions; the reports so far are written. "
+            f"Continue the campaign with the same command and --resume {shlex.quote(str(arguments.out))}\n"
+        )
     if arguments.quiet:
-        return EXIT_BUG if result.bugs else EXIT_CLEAN
+        return status
     rate = result.executions / result.elapsed_s if result.elapsed_s > 0 else 0.0
     summary = (
         f"{len(result.bugs)} bug{'s' if len(result.bugs) != 1 else ''} in {result.executions} executions "
@@ -249,7 +306,39 @@ def _check(arguments: argparse.Namespace) -> int:
         print(_verified_line(result.verified))
     elif arguments.strategy == "dfs" and not result.bugs:
         print(f"not verified: dfs did not finish its search within the budget ({result.executions} executions)")
-    return EXIT_BUG if result.bugs else EXIT_CLEAN
+    sys.stdout.flush()
+    return status
+
+
+@contextlib.contextmanager
+def _stop_on_signals(control: CampaignControl) -> Iterator[None]:
+    """Ctrl-C and SIGTERM stop the campaign at the end of its current execution (see dnsse.search.control)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: object) -> None:
+        if control.stop_signal is None:
+            control.stop_signal = signum
+
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _record_faults() -> None:
+    """In a supervised process, a fatal signal leaves the Python stacks for the supervisor to report."""
+    directory = supervised_directory()
+    if directory is not None and not faulthandler.is_enabled():
+        global _fault_log
+        _fault_log = open(directory / FAULT_FILE, "w")  # noqa: SIM115 - open until the process dies
+        faulthandler.enable(file=_fault_log, all_threads=True)
+
+
+_fault_log: object = None
 
 
 def _verified_line(verified: dict) -> str:
@@ -285,5 +374,13 @@ def _report(arguments: argparse.Namespace) -> int:
     return EXIT_CLEAN
 
 
+def exit_now(status: int) -> None:
+    """End the process without exit hooks: one that joins a thread of the program would never return."""
+    with contextlib.suppress(Exception):
+        sys.stdout.flush()
+        sys.stderr.flush()
+    os._exit(status)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_now(main())

@@ -11,8 +11,10 @@ class BugKind:
     COLLECTIVE_MISMATCH = "collective_mismatch"
     SPEC_VIOLATION = "spec_violation"
     TIMEOUT = "timeout"
+    # The program killed or aborted its process (a signal, os._exit, memory exhausted).
+    CRASH = "crash"
 
-    ALL = (DEADLOCK, EXCEPTION, COLLECTIVE_MISMATCH, SPEC_VIOLATION, TIMEOUT)
+    ALL = (DEADLOCK, EXCEPTION, COLLECTIVE_MISMATCH, SPEC_VIOLATION, TIMEOUT, CRASH)
 
 
 @dataclass

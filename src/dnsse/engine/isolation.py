@@ -10,12 +10,16 @@ import sys
 import tempfile
 from typing import Iterator
 
+from dnsse.engine.flight import supervised_directory
+
 
 @contextlib.contextmanager
 def fresh_working_directory() -> Iterator[str]:
     """Run inside a new empty directory, removed afterwards."""
     previous = os.getcwd()
-    directory = tempfile.mkdtemp(prefix="dnsse-run-")
+    # Under a supervisor, inside its directory: removed with it even when the process dies.
+    supervised = supervised_directory()
+    directory = tempfile.mkdtemp(prefix="dnsse-run-", dir=supervised)
     os.chdir(directory)
     try:
         yield directory

@@ -43,6 +43,9 @@ class ExecutionResult:
     # created, and the operation each unfinished agent was stopped at.
     created_at: list[int] = field(default_factory=list)
     pending: dict[int, Operation] = field(default_factory=dict)
+    # Agents whose threads did not stop when the execution ended (spinning
+    # outside every scheduling point): they keep running in this process.
+    abandoned: list[str] = field(default_factory=list)
     # What the program printed, by agent (empty when output was not captured).
     output: CapturedOutput = field(default_factory=CapturedOutput)
     # What the execution added to the campaign's coverage (a
@@ -122,6 +125,7 @@ def run_execution(
         agent_names=[agent.name for agent in execution.agents],
         created_at=execution.created_at,
         pending={agent.id: agent.pending for agent in execution.agents if not agent.done},
+        abandoned=[agent.name for agent in execution.thread_agents() if agent.started and agent.exited.locked()],
         output=output,
         slots=input_slots(parameters, pinned),
     )

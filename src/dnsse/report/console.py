@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TextIO
 
 from dnsse.coverage.arcs import ArcRecorder
+from dnsse.engine.bugs import BugKind
 from dnsse.engine.location import short_path
 from dnsse.engine.runner import ExecutionResult
 from dnsse.engine.target import LoadedTarget
@@ -91,6 +92,9 @@ class CheckConsole:
         if self.quiet and not any(
             getattr(self.arguments, option, None) is not None for option in ("html", "junit", "sarif")
         ):
+            return None
+        if found.bug.kind == BugKind.CRASH:
+            # Telling it would replay it here and kill this process: `dnsse replay` runs it supervised.
             return None
         try:
             return tell(found.trace_path)

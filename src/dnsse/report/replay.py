@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Sequence
 
 from dnsse.engine.choices import ReplayChooser, TraceDivergence
+from dnsse.engine.flight import active_recorder
 from dnsse.engine.runner import ExecutionResult, Monitor, run_execution
 from dnsse.errors import BadInput
 from dnsse.report.trace import Trace, read_trace
@@ -44,13 +45,18 @@ def replay(path: Path, monitors: Sequence[Monitor] = ()) -> ReplayOutcome:
     except BadInput as error:
         raise BadInput(f"the trace {path} holds a specification that does not parse: {error}") from None
     chooser = ReplayChooser(trace.choices)
+    # In a supervised process, a replay that kills the process is told as a crash (dnsse.search.supervisor).
+    flight = active_recorder()
     with framework.activate():
         preflight(target, framework)
+        if flight is not None:
+            flight.begin(trace.execution)
+            monitors = [*monitors, flight]
         try:
             result = run_execution(
                 target,
                 framework,
-                chooser,
+                flight.wrap(chooser) if flight is not None else chooser,
                 trace.limits,
                 pinned=pin_inputs(
                     framework.inputs(target),
@@ -60,6 +66,9 @@ def replay(path: Path, monitors: Sequence[Monitor] = ()) -> ReplayOutcome:
             )
         except TraceDivergence as divergence:
             raise _does_not_fit(path, trace, str(divergence)) from None
+        finally:
+            if flight is not None:
+                flight.end()
     if result.divergence is not None:
         raise _does_not_fit(path, trace, result.divergence)
     if chooser.position < len(trace.choices):

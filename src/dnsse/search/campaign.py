@@ -12,13 +12,14 @@ from dnsse.coverage.feedback import CoverageMap
 from dnsse.engine.bugs import Bug
 from dnsse.engine.choices import Chooser
 from dnsse.engine.execution import Limits
-from dnsse.engine.runner import ExecutionResult, run_execution
+from dnsse.engine.runner import ExecutionResult, Monitor, run_execution
 from dnsse.engine.inputs import InputParameter, show_value
 from dnsse.engine.target import LoadedTarget, TargetSpec
 from dnsse.errors import BadInput
 from dnsse.frameworks.base import Framework, framework_named
 from dnsse.report.minimize import minimize
 from dnsse.report.trace import Trace, write_trace
+from dnsse.search.control import CampaignControl
 from dnsse.search.registry import DEFAULT, make_strategy
 from dnsse.search.strategy import notes_of
 from dnsse.spec.sources import load_suite
@@ -85,6 +86,8 @@ class CampaignResult:
     engines: dict[str, dict[str, int]] | None = None
     # Counts the strategy reports about its search (pct: spinning agents it dropped).
     search: dict[str, int] = field(default_factory=dict)
+    # The signal (SIGINT, SIGTERM) that stopped the campaign before its budget; None when it was not stopped.
+    interrupted: int | None = None
 
 
 def load(
@@ -133,6 +136,15 @@ class Campaign:
         self._seen: set[tuple[str, str]] = set()
         self._on_bug = on_bug
         self.pinned: dict[str, object] = {}
+
+    def adopt(self, found: FoundBug) -> None:
+        """A bug found before this campaign was resumed: reported again, never found twice."""
+        self._seen.add(found.bug.signature())
+        self.found.append(found)
+
+    def watch(self, monitor: Monitor) -> None:
+        """Let ``monitor`` watch every execution from now on."""
+        self._monitors.append(monitor)
 
     def prepare(self) -> None:
         """Run the module once (an import error is bad input) and parse the pinned inputs.
@@ -230,6 +242,7 @@ def run_campaign(
     on_bug: Callable[[FoundBug], None] | None = None,
     on_start: Callable[[LoadedTarget, Framework], None] | None = None,
     on_execution: Callable[[int, ExecutionResult, ArcRecorder | None], None] | None = None,
+    control: CampaignControl | None = None,
 ) -> CampaignResult:
     """Run executions until the budget, or the first bug unless ``keep_going``.
 
@@ -237,6 +250,9 @@ def run_campaign(
     the arcs recorded so far when ``config.coverage`` is on). With
     ``config.workers > 1`` the executions run in worker processes, and with
     ``config.ray_address`` as tasks on a Ray cluster.
+    ``control`` (the command line's) stops the loop on a signal, saves the
+    state for ``--resume`` and continues a resumed campaign (see
+    dnsse.search.control).
     """
     if config.workers < 1:
         raise BadInput(f"--workers must be at least 1, got {config.workers}")
@@ -254,25 +270,34 @@ def run_campaign(
 
         return run_parallel(config, strategy, on_bug, on_start, on_execution)
     campaign = Campaign(config, on_bug, feedback=wants_feedback(strategy))
-    executions = 0
+    control = control if control is not None else CampaignControl(config.out, saving=False)
+    executions = control.restore(campaign, strategy)
+    if control.recorder is not None:
+        campaign.watch(control.recorder)
     with campaign.framework.activate():
         campaign.prepare()
+        control.started(campaign)
         if on_start is not None:
             on_start(campaign.target, campaign.framework)
         while not _exhausted(strategy) and (config.budget is None or executions < config.budget):
-            if campaign.out_of_time():
+            if campaign.out_of_time() or control.stop_signal is not None:
                 break
-            result = campaign.execute(strategy.chooser_for(executions))
+            result = campaign.execute(control.chooser(executions + 1, strategy.chooser_for(executions)))
             executions += 1
             strategy.observe(result)
             if on_execution is not None:
                 on_execution(executions, result, campaign.recorder)
-            if campaign.record(result, executions) is not None and not config.keep_going:
+            stop = campaign.record(result, executions) is not None and not config.keep_going
+            control.after(campaign, strategy, executions, result, last=stop)
+            if stop:
                 break
+    control.finish(campaign, strategy, executions)
     # A bug-free exhausted search is a statement; with a bug, the bug is the news.
     finished_clean = _exhausted(strategy) and not campaign.found
     verified = strategy.verified() if finished_clean else None  # type: ignore[attr-defined]
-    return campaign.result(strategy.name, executions, verified, engine_report(strategy), notes_of(strategy))
+    result = campaign.result(strategy.name, executions, verified, engine_report(strategy), notes_of(strategy))
+    result.interrupted = control.stop_signal
+    return result
 
 
 def pin_inputs(parameters: list[InputParameter], given: dict[str, str]) -> dict[str, object]:

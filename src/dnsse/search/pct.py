@@ -107,6 +107,15 @@ class PctStrategy:
         self._last = PctChooser(execution_seed(self.seed, execution), self.depth, self.steps)
         return self._last
 
+    def state(self) -> dict:
+        """What this strategy learnt, for a resumed campaign (see dnsse.search.resume)."""
+        return {"steps": self.steps}
+
+    def restore(self, state: dict) -> None:
+        steps = state.get("steps")
+        if isinstance(steps, int) and steps >= 1:
+            self.steps = steps
+
     def observe(self, result) -> None:  # type: ignore[no-untyped-def]
         scheduling_choices = sum(1 for choice in result.choices if choice.kind == "agent")
         self.steps = max(self.steps, scheduling_choices)

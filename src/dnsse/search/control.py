@@ -1,0 +1,159 @@
+"""Steering a campaign from outside its loop: stop, save, resume, and the flight recorder.
+
+The command line runs campaigns under a :class:`CampaignControl`. A signal
+(Ctrl-C, SIGTERM) only sets ``stop_signal``: the loop stops at the end of the
+current execution, so the summary and the reports are still written. The
+state is saved as the campaign goes (see :mod:`dnsse.search.resume`), so an
+interrupted campaign can be resumed. An execution whose agents would not
+stop (a thread spinning outside every scheduling point, past the wall-clock
+limit) leaves the process unfit for the next one: :class:`RestartNeeded`
+asks the supervising process for a fresh one, which resumes the campaign.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from dnsse.engine.bugs import Bug, BugKind
+from dnsse.engine.choices import Chooser
+from dnsse.engine.flight import FlightRecorder, supervised_directory
+from dnsse.engine.inputs import show_value
+from dnsse.engine.runner import ExecutionResult
+from dnsse.errors import BadInput
+from dnsse.report.trace import Trace
+from dnsse.search.resume import SavedBug, SavedCampaign, discard_state, save_state
+
+if TYPE_CHECKING:
+    from dnsse.search.campaign import Campaign, FoundBug
+    from dnsse.search.strategy import Strategy
+
+SAVE_EVERY_S = 1.0
+# The trace of a crash, less its choices and bug, in the supervised directory.
+TEMPLATE_FILE = "trace-template.json"
+
+
+class RestartNeeded(Exception):
+    """An execution left threads running in this process; the campaign goes on in a fresh one."""
+
+
+@dataclass
+class CampaignControl:
+    out: Path
+    recorder: FlightRecorder | None = None
+    resume: SavedCampaign | None = None
+    # The signal that asked the campaign to stop (set by a signal handler).
+    stop_signal: int | None = None
+    # Whether a process that replaces this one would continue the campaign.
+    restartable: bool = False
+    # Whether the state is saved for --resume (the command line's campaigns).
+    saving: bool = True
+    _saved_at: float = field(default=0.0, repr=False)
+    _bugs_saved: int = field(default=0, repr=False)
+
+    def restore(self, campaign: Campaign, strategy: Strategy) -> int:
+        """Put a resumed campaign's bugs, clock and strategy state back; the executions already done."""
+        from dnsse.search.campaign import FoundBug
+
+        saved = self.resume
+        if saved is None:
+            return 0
+        if hasattr(strategy, "exhausted"):
+            raise BadInput(
+                f"the {strategy.name} strategy cannot be resumed: its search tree is not saved. "
+                "Run the campaign again, or resume one of random, pct or pos"
+            )
+        refusal = saved.refusal(
+            str(campaign.target.spec), campaign.framework.name, strategy.name, campaign.config.seed,
+            campaign.config.world_size,
+        )
+        if refusal is not None:
+            raise BadInput(f"--resume {self.out}: the saved campaign is another one: {refusal}")
+        restore = getattr(strategy, "restore", None)
+        if restore is not None and saved.strategy_state:
+            restore(saved.strategy_state)
+        campaign.started -= saved.elapsed_s
+        for bug in saved.bugs:
+            found = FoundBug(bug.to_bug(), bug.execution, Path(bug.trace), bug.elapsed_s, bug.inputs)
+            campaign.adopt(found)
+        self._bugs_saved = len(saved.bugs)
+        return saved.executions
+
+    def started(self, campaign: Campaign) -> None:
+        """In a supervised process: leave what the supervisor needs to write the trace of a crash."""
+        directory = supervised_directory()
+        if directory is None:
+            return
+        config = campaign.config
+        template = Trace(
+            target=str(campaign.target.spec),
+            framework=campaign.framework.name,
+            world_size=config.world_size,
+            inputs={name: show_value(value) for name, value in campaign.pinned.items()},
+            pinned=sorted(campaign.pinned),
+            choices=[],
+            limits=config.limits,
+            bug=Bug(BugKind.CRASH, ""),
+            strategy=config.strategy,
+            execution=0,
+            steps=0,
+            specs=campaign.suite.texts if campaign.suite is not None else [],
+            faults=config.faults,
+            source_sha256=campaign.target.source_sha256,
+        )
+        (directory / TEMPLATE_FILE).write_text(json.dumps(template.to_json()), encoding="utf-8")
+
+    def chooser(self, number: int, chooser: Chooser) -> Chooser:
+        """The chooser of execution ``number``, recorded when a recorder watches."""
+        if self.recorder is None:
+            return chooser
+        self.recorder.begin(number)
+        return self.recorder.wrap(chooser)
+
+    def after(
+        self, campaign: Campaign, strategy: Strategy, executions: int, result: ExecutionResult, last: bool
+    ) -> None:
+        """Bookkeeping after each execution; ``last`` when the loop stops after it anyway."""
+        if self.recorder is not None:
+            self.recorder.end()
+        now = time.perf_counter()
+        if len(campaign.found) > self._bugs_saved or now - self._saved_at >= SAVE_EVERY_S:
+            self.save(campaign, strategy, executions)
+        if result.abandoned and not last and self.restartable:
+            self.save(campaign, strategy, executions)
+            raise RestartNeeded(", ".join(result.abandoned))
+
+    def save(self, campaign: Campaign, strategy: Strategy, executions: int) -> None:
+        if not self.saving or hasattr(strategy, "exhausted"):
+            return  # a systematic search cannot be resumed (see restore)
+        state = getattr(strategy, "state", None)
+        save_state(
+            SavedCampaign(
+                target=str(campaign.target.spec),
+                framework=campaign.framework.name,
+                strategy=strategy.name,
+                seed=campaign.config.seed,
+                world_size=campaign.config.world_size,
+                executions=executions,
+                elapsed_s=time.perf_counter() - campaign.started,
+                bugs=[_saved(found) for found in campaign.found],
+                strategy_state=state() if state is not None else {},
+            ),
+            self.out,
+        )
+        self._saved_at = time.perf_counter()
+        self._bugs_saved = len(campaign.found)
+
+    def finish(self, campaign: Campaign, strategy: Strategy, executions: int) -> None:
+        """Keep the state of an interrupted campaign for --resume; a finished one needs none."""
+        if self.stop_signal is not None:
+            self.save(campaign, strategy, executions)
+        elif self.saving:
+            discard_state(self.out)
+
+
+def _saved(found: FoundBug) -> SavedBug:
+    return SavedBug(found.bug.to_json(), found.execution, str(found.trace_path), found.elapsed_s, found.inputs)
