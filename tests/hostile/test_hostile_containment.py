@@ -60,7 +60,7 @@ def test_the_campaign_goes_on_after_a_crash_and_reports_it_once(tmp_path: Path) 
     assert data["executions"] == 12
     assert [bug["kind"] for bug in data["bugs"]] == ["crash"]
     assert found.stdout.count("dnsse: checking") == 1
-    assert sorted(path.name for path in (tmp_path / "traces").iterdir()) == ["bug-1.json"]
+    assert [path.name for path in (tmp_path / "traces").glob("bug-*.json")] == ["bug-1.json"]
 
 
 def test_a_thread_pool_deadlock_is_reported_and_neither_check_nor_replay_hangs(tmp_path: Path) -> None:

@@ -39,9 +39,6 @@ _POINT_SIZE = 512  # "agent\0operation" of the last step
 _KINDS_SIZE = 1024  # choice kind names, one a line, in code order
 _CHOICE = struct.Struct("<BII")
 _CHOICES_AT = _HEADER.size + _POINT_SIZE + _KINDS_SIZE
-KNOWN_KINDS = (
-    ChoiceKind.AGENT, ChoiceKind.MATCH, ChoiceKind.TIMEOUT, ChoiceKind.SEED, ChoiceKind.INPUT, ChoiceKind.FAULT
-)
 
 
 @dataclass
@@ -67,9 +64,8 @@ class FlightRecorder:
         with open(self.path, "w+b") as stream:
             stream.truncate(size)
             self._map = mmap.mmap(stream.fileno(), size)
+        # Kind names get codes as they first appear; the names are written beside the choices.
         self._kinds: dict[str, int] = {}
-        for kind in KNOWN_KINDS:
-            self._kind_code(kind)
         self._count = 0
         self._execution = 0
         self._write_header(False, 0)

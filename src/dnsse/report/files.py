@@ -13,6 +13,7 @@ import os
 import tempfile
 from pathlib import Path
 
+from dnsse.engine.bugs import BugKind
 from dnsse.errors import BadInput
 from dnsse.report.html import html_page
 from dnsse.report.junit import junit_report
@@ -84,7 +85,8 @@ def report_directory(directory: Path, html: Path | None) -> Path:
         trace = Path(str(bug.get("trace", "")))
         if not trace.exists():
             trace = directory / trace.name  # the record was written from another directory
-        stories.append(tell(trace))
+        # A crash would kill this process if told here; `dnsse replay` runs it supervised.
+        stories.append(None if bug.get("kind") == BugKind.CRASH else tell(trace))
     path = html if html is not None else directory / "report.html"
     write_text_atomically(html_page(summary, stories), path)
     return path

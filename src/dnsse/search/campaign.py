@@ -282,7 +282,10 @@ def run_campaign(
         while not _exhausted(strategy) and (config.budget is None or executions < config.budget):
             if campaign.out_of_time() or control.stop_signal is not None:
                 break
-            result = campaign.execute(control.chooser(executions + 1, strategy.chooser_for(executions)))
+            try:
+                result = campaign.execute(control.chooser(executions + 1, strategy.chooser_for(executions)))
+            finally:
+                control.ended()
             executions += 1
             strategy.observe(result)
             if on_execution is not None:

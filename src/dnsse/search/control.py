@@ -113,12 +113,15 @@ class CampaignControl:
         self.recorder.begin(number)
         return self.recorder.wrap(chooser)
 
+    def ended(self) -> None:
+        """The execution ended inside this process, whatever its outcome (a bug, bad input, ...)."""
+        if self.recorder is not None:
+            self.recorder.end()
+
     def after(
         self, campaign: Campaign, strategy: Strategy, executions: int, result: ExecutionResult, last: bool
     ) -> None:
         """Bookkeeping after each execution; ``last`` when the loop stops after it anyway."""
-        if self.recorder is not None:
-            self.recorder.end()
         now = time.perf_counter()
         if len(campaign.found) > self._bugs_saved or now - self._saved_at >= SAVE_EVERY_S:
             self.save(campaign, strategy, executions)
