@@ -13,6 +13,7 @@ asks the supervising process for a fresh one, which resumes the campaign.
 from __future__ import annotations
 
 import json
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +33,8 @@ if TYPE_CHECKING:
     from dnsse.search.strategy import Strategy
 
 SAVE_EVERY_S = 1.0
+# Strategies that learn nothing: execution i's choices follow from the seed and i alone.
+STATELESS = frozenset({"random", "pos"})
 # The trace of a crash, less its choices and bug, in the supervised directory.
 TEMPLATE_FILE = "trace-template.json"
 
@@ -75,6 +78,11 @@ class CampaignControl:
         restore = getattr(strategy, "restore", None)
         if restore is not None and saved.strategy_state:
             restore(saved.strategy_state)
+        elif restore is None and strategy.name not in STATELESS:
+            sys.stderr.write(
+                f"dnsse: note: what the {strategy.name} strategy learnt (its corpus) is not saved; the resumed "
+                f"campaign goes on from execution {saved.executions + 1} and learns anew\n"
+            )
         campaign.started -= saved.elapsed_s
         for bug in saved.bugs:
             found = FoundBug(bug.to_bug(), bug.execution, Path(bug.trace), bug.elapsed_s, bug.inputs)
