@@ -95,3 +95,15 @@ def test_an_input_pinned_on_the_command_line_is_not_explored(tmp_path: Path) -> 
 def test_a_bad_input_option_is_bad_input(given: str, message: str, tmp_path: Path) -> None:
     done = run_cli("check", f"{PROGRAMS / 'directed_inputs.py'}:choices", "--input", given, "--out", str(tmp_path))
     assert done.returncode == 2 and message in done.stderr and "Traceback" not in done.stderr
+
+
+def test_an_input_drawn_from_a_hypothesis_strategy_is_explored_and_replays(tmp_path: Path) -> None:
+    report = tmp_path / "report.json"
+    done = run_cli(
+        "check", f"{PROGRAMS / 'directed_inputs.py'}:drawn", "--strategy", "random", "--budget", "500",
+        "--out", str(tmp_path), "--json", str(report),
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    (bug,) = json.loads(report.read_text())["bugs"]
+    assert bug["inputs"] == {"words": ["b", "b", "b"]}
+    assert run_cli("replay", bug["trace"]).returncode == 1

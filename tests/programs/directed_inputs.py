@@ -5,6 +5,7 @@ import threading
 from typing import Annotated, Literal
 
 import dnsse
+from hypothesis import strategies
 
 
 class Mode(enum.Enum):
@@ -77,3 +78,8 @@ def staged() -> None:
         thread.start()
     for thread in threads:
         thread.join()
+
+
+def drawn(words: Annotated[list, strategies.lists(strategies.sampled_from(["a", "b"]), max_size=3)] = []) -> None:  # noqa: B006
+    """An input drawn from a Hypothesis strategy: one choice seeds the draw."""
+    assert words != ["b", "b", "b"], "three b"

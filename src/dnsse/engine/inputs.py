@@ -394,4 +394,8 @@ def show_value(value: object) -> object:
         return tolist()
     if isinstance(value, (bool, int, float, str)) or value is None:
         return value
+    if isinstance(value, (list, tuple)):
+        return [show_value(item) for item in value]
+    if isinstance(value, dict) and all(isinstance(key, str) for key in value):
+        return {key: show_value(item) for key, item in value.items()}
     return repr(value)
