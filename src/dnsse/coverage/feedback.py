@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from dnsse.coverage.arcs import Arc, ArcRecorder, BranchCoverage, taken_branches
+from dnsse.coverage.arcs import Arc, ArcRecorder, taken_branches
 from dnsse.engine.operation import Access, Operation
 
 # (earlier agent, its operation kind, later agent, its operation kind, object)
@@ -42,7 +42,6 @@ class Feedback:
 
     new_branches: int = 0
     new_interleavings: int = 0
-    branches: frozenset[tuple[str, Arc]] = frozenset()
 
     @property
     def interesting(self) -> bool:
@@ -98,8 +97,5 @@ class CoverageMap:
         pairs = {race.pair for race in races(history)}
         new_pairs = pairs - self.interleavings
         self.interleavings.update(new_pairs)
-        return Feedback(len(new_branches), len(new_pairs), frozenset(new_branches))
-
-    def coverage(self) -> BranchCoverage:
-        return self.recorder.coverage()
+        return Feedback(len(new_branches), len(new_pairs))
 

@@ -44,8 +44,6 @@ class CorpusEntry:
     score: float = INITIAL_SCORE
     picks: int = 0
     finds: int = 0
-    # Extra facts an engine keeps with an entry (symbolic keeps its path conditions).
-    notes: dict[str, Any] = field(default_factory=dict)
     _races: list[Race] | None = None
 
     @property
