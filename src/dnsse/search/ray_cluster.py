@@ -36,11 +36,12 @@ from dnsse.coverage.arcs import ArcRecorder
 from dnsse.engine.bugs import Bug
 from dnsse.engine.choices import Choice
 from dnsse.engine.execution import Limits
+from dnsse.engine.inputs import show_value
 from dnsse.engine.runner import ExecutionResult
 from dnsse.engine.target import LoadedTarget
 from dnsse.errors import BadInput
 from dnsse.frameworks.base import Framework
-from dnsse.search.campaign import Campaign, CampaignConfig, CampaignResult, FoundBug
+from dnsse.search.campaign import Campaign, CampaignConfig, CampaignResult, FoundBug, wants_feedback
 from dnsse.search.registry import make_strategy
 from dnsse.search.strategy import Strategy
 
@@ -67,7 +68,7 @@ def run_on_ray(
         import ray
     except ImportError:
         raise BadInput("--ray-address needs Ray installed in this environment (pip install ray)") from None
-    campaign = Campaign(config, on_bug)
+    campaign = Campaign(config, on_bug, feedback=wants_feedback(strategy))
     with campaign.framework.activate():
         campaign.prepare()
     workers = _connect(ray, config)
@@ -181,7 +182,8 @@ def _run_batch(settings_text: str, first: int, size: int) -> str:
                 spec_files=[Path(path) for path in settings["spec_files"]],
                 faults=settings["faults"],
                 inputs=settings["inputs"],
-            )
+            ),
+            feedback=wants_feedback(make_strategy(settings["strategy"], settings["seed"], settings["pct_depth"])),
         )
         with campaign.framework.activate():
             campaign.prepare()
@@ -190,6 +192,8 @@ def _run_batch(settings_text: str, first: int, size: int) -> str:
     config = campaign.config
     if campaign.recorder is not None:
         campaign.recorder = ArcRecorder(campaign.target.source_files)  # each batch reports its own arcs
+        if campaign.coverage_map is not None:
+            campaign.coverage_map.recorder = campaign.recorder
     strategy = make_strategy(config.strategy, config.seed, config.pct_depth)
     reports = []
     with campaign.framework.activate():
@@ -202,7 +206,7 @@ def _run_batch(settings_text: str, first: int, size: int) -> str:
                     "index": index,
                     "bug": result.bug.to_json() if result.bug is not None else None,
                     "choices": [choice.to_json() for choice in result.choices],
-                    "inputs": result.inputs,
+                    "inputs": {name: show_value(value) for name, value in result.inputs.items()},
                     "steps": result.steps,
                     "elapsed_s": time.perf_counter() - started,
                     "divergence": result.divergence,
