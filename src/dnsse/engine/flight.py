@@ -37,7 +37,9 @@ _STEP = struct.Struct("<q")
 _COUNT_AT, _OVERFLOW_AT, _STEP_AT = 13, 17, 18
 _POINT_SIZE = 512  # "agent\0operation" of the last step
 _KINDS_SIZE = 1024  # choice kind names, one a line, in code order
-_CHOICE = struct.Struct("<BII")
+# Options and answers take 64 bits: an input choice among the floats of a range has ~2**64 options.
+_CHOICE = struct.Struct("<BQQ")
+_CHOICE_LIMIT = 2**64
 _CHOICES_AT = _HEADER.size + _POINT_SIZE + _KINDS_SIZE
 
 
@@ -67,12 +69,14 @@ class FlightRecorder:
         # Kind names get codes as they first appear; the names are written beside the choices.
         self._kinds: dict[str, int] = {}
         self._count = 0
+        self._full = False
         self._execution = 0
         self._write_header(False, 0)
 
     def begin(self, execution: int) -> None:
         """Execution number ``execution`` starts: forget the last one's choices."""
         self._count = 0
+        self._full = False
         self._execution = execution
         self._write_header(True, 0)
 
@@ -98,8 +102,10 @@ class FlightRecorder:
         _STEP.pack_into(self._map, _STEP_AT, agent.execution.step)
 
     def record(self, kind: str, options: int, index: int) -> None:
-        if self._count >= self.capacity:
+        if self._full or self._count >= self.capacity or options >= _CHOICE_LIMIT:
+            # The record stops at its first gap: a crash trace could not replay past it.
             self._map[_OVERFLOW_AT] = 1
+            self._full = True
             return
         _CHOICE.pack_into(self._map, _CHOICES_AT + self._count * _CHOICE.size, self._kind_code(kind), options, index)
         self._count += 1
