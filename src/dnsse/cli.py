@@ -48,6 +48,8 @@ if TYPE_CHECKING:
 
 EXIT_CLEAN, EXIT_BUG, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143
+# A longer execution's crash gets no trace (the record says it overflowed): 340 MB of record at most.
+MAX_RECORDED_CHOICES = 20_000_000
 REPORT_BUGS_AT = "https://github.com/dnsse/dnsse/issues"
 _ENGINE_BASICS = ("executions", "new_branches", "new_interleavings", "bugs", "first_bug_execution")
 
@@ -250,7 +252,7 @@ def _check(arguments: argparse.Namespace) -> int:
     on_start = None if arguments.continues else console.start
     control = CampaignControl(
         arguments.out,
-        recorder=install_recorder(capacity=2 * arguments.max_steps + 1_000),
+        recorder=install_recorder(capacity=min(2 * arguments.max_steps + 1_000, MAX_RECORDED_CHOICES)),
         resume=load_state(arguments.resume) if arguments.resume is not None else None,
         restartable=supervised_directory() is not None,
     )
@@ -382,5 +384,10 @@ def exit_now(status: int) -> None:
     os._exit(status)
 
 
-if __name__ == "__main__":
+def run() -> None:
+    """The ``dnsse`` command: main(), then an exit that no thread of a program can hold up."""
     exit_now(main())
+
+
+if __name__ == "__main__":
+    run()
