@@ -306,6 +306,8 @@ def finish_check(arguments: argparse.Namespace, result: CampaignResult, stories:
         )
     if result.verified is not None:
         print(_verified_line(result.verified))
+    elif result.unverified is not None:
+        print(f"not verified: dfs ran every schedule it could tell apart, but {result.unverified}")
     elif arguments.strategy == "dfs" and not result.bugs:
         print(f"not verified: dfs did not finish its search within the budget ({result.executions} executions)")
     sys.stdout.flush()

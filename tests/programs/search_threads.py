@@ -17,11 +17,16 @@ class Box:
 
 
 def _run(box, *bodies):
-    threads = [threading.Thread(target=body, args=(box,)) for body in bodies]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    # Unrolled: iterating over a list of threads would add scheduling points.
+    threads = tuple(threading.Thread(target=body, args=(box,)) for body in bodies)
+    if len(threads) == 3:
+        threads[2].start()
+    threads[0].start()
+    threads[1].start()
+    threads[0].join()
+    threads[1].join()
+    if len(threads) == 3:
+        threads[2].join()
 
 
 def _bump(box):

@@ -20,7 +20,8 @@ from dnsse.engine.agent import FINISHED, Agent, StepAgent, ThreadAgent, Wait
 from dnsse.engine.bugs import Bug, BugKind
 from dnsse.engine.choices import Chooser, RecordingChooser, TraceDivergence
 from dnsse.engine.location import frame_location
-from dnsse.engine.operation import Operation, expiry_of
+from dnsse.engine.object_names import ObjectNames
+from dnsse.engine.operation import Access, Operation, expiry_of
 
 _local = _thread._local()
 
@@ -72,6 +73,12 @@ class Execution:
         self.active: list[Agent] = []
         self.step = 0
         self.history: list[tuple[int, Operation]] = []
+        self.object_names = ObjectNames()
+        # True while the scheduler runs (in the thread of the agent that yielded):
+        # its code, and the chooser's, is not the program's and is not traced.
+        self.scheduling = False
+        # Why what some step touched may not be all the model saw (None: all seen).
+        self.untrusted: str | None = None
         # The step during which each agent was created (0: before the first step).
         self.created_at: list[int] = []
         self.events: list[Event] = []
@@ -113,6 +120,9 @@ class Execution:
 
     def yield_point(self, agent: ThreadAgent, operation: Operation) -> None:
         """A point where another agent may run before ``operation`` happens."""
+        if self.aborted:
+            # Unwinding: what the agent was stopped at stays its pending operation.
+            raise ExecutionAborted()
         agent.pending = operation
         self._switch(agent)
 
@@ -122,12 +132,28 @@ class Execution:
         A wait with a timeout expires when the scheduler chooses its expiry
         step (see :class:`~dnsse.engine.agent.Wait`).
         """
+        if self.aborted:
+            raise ExecutionAborted()
         agent.pending = operation
         if wait.timeout is not None:
             wait.expiry = expiry_of(operation, wait.timeout)
         agent.waiting = wait
         self._switch(agent)
         return not wait.timed_out
+
+    def touch(self, objects: tuple[tuple[str, Access], ...]) -> None:
+        """Record that the running step touched ``objects``, too (found out as it ran).
+
+        Only one agent runs at a time, so the running step is the last one taken.
+        """
+        if self.history:
+            who, operation = self.history[-1]
+            self.history[-1] = (who, operation.touching(objects))
+
+    def distrust(self, why: str) -> None:
+        """Say that a step may have touched something no operation names; the first reason is kept."""
+        if self.untrusted is None:
+            self.untrusted = why
 
     def emit(self, agent: Agent | None, name: str, fields: dict) -> None:
         event = Event(self.step, agent.name if agent is not None else "-", name, fields)
@@ -171,6 +197,13 @@ class Execution:
 
     def _pick(self, current: ThreadAgent | None) -> ThreadAgent | None:
         """Take steps until a thread agent is chosen; ``None`` when the run is over."""
+        self.scheduling = True
+        try:
+            return self._take_steps(current)
+        finally:
+            self.scheduling = False
+
+    def _take_steps(self, current: ThreadAgent | None) -> ThreadAgent | None:
         limits = self.limits
         while True:
             if self.aborted:

@@ -2,7 +2,9 @@
 
 Every scheduling point names the operation the agent is about to perform and
 the objects it touches, so that strategies can tell dependent steps (same
-object, not both reads) from independent ones.
+object, not both reads) from independent ones. What a step touches beyond
+what it announced (found while it runs) is added to its entry in the
+execution's history (:meth:`dnsse.engine.execution.Execution.touch`).
 """
 
 from __future__ import annotations
@@ -15,6 +17,17 @@ class Access(enum.Enum):
     READ = "read"
     WRITE = "write"
     SYNC = "sync"
+    # Gives back what only this agent holds (a lock's release): ordered like a
+    # write, but never in a race with a SYNC (a take) of the same object, since
+    # the two can never both be possible at once.
+    RELEASE = "release"
+
+
+def races_on_one_object(access: Access, other: Access) -> bool:
+    """Whether two accesses of one object by different agents could be reordered to another outcome."""
+    if access is Access.READ and other is Access.READ:
+        return False
+    return {access, other} != {Access.RELEASE, Access.SYNC}
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +50,14 @@ class Operation:
                 if name == other_name and not (access is Access.READ and other_access is Access.READ):
                     return True
         return False
+
+    def touching(self, objects: tuple[tuple[str, Access], ...]) -> Operation:
+        """This operation with more objects touched (a write wins over a read of one object)."""
+        merged = dict(self.objects)
+        for name, access in objects:
+            if merged.get(name) in (None, Access.READ):
+                merged[name] = access
+        return Operation(self.kind, tuple(merged.items()), self.detail)
 
 
 START = Operation("start")

@@ -53,6 +53,8 @@ class ExecutionResult:
     feedback: Any = None
     # What each input choice decides, in the order of the input choices.
     slots: list[InputSlot] = field(default_factory=list)
+    # Why some step may have touched objects that its operation does not name.
+    untrusted: str | None = None
 
 
 def run_execution(
@@ -128,4 +130,5 @@ def run_execution(
         abandoned=[agent.name for agent in execution.thread_agents() if agent.started and agent.exited.locked()],
         output=output,
         slots=input_slots(parameters, pinned),
+        untrusted=execution.untrusted,
     )

@@ -36,6 +36,7 @@ def campaign_report(result: CampaignResult) -> dict:
         "engines": result.engines,
         # What the strategy says about its search, e.g. pct's spinning agents.
         "search": result.search,
+        "unverified_reason": result.unverified,
     }
 
 

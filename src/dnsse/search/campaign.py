@@ -81,6 +81,8 @@ class CampaignResult:
     bugs: list[FoundBug]
     # Set when a systematic strategy exhausted its bound: what was covered.
     verified: dict | None = None
+    # Why an exhausted systematic search promises nothing, when it does not.
+    unverified: str | None = None
     coverage: BranchCoverage | None = None
     # Per engine of a coverage-guided strategy: executions, new branches and interleavings, bugs.
     engines: dict[str, dict[str, int]] | None = None
@@ -221,6 +223,7 @@ class Campaign:
         verified: dict | None = None,
         engines: dict | None = None,
         search: dict[str, int] | None = None,
+        unverified: str | None = None,
     ) -> CampaignResult:
         return CampaignResult(
             target=str(self.target.spec),
@@ -234,6 +237,7 @@ class Campaign:
             verified=verified,
             engines=engines,
             search=search or {},
+            unverified=unverified,
         )
 
 
@@ -298,7 +302,10 @@ def run_campaign(
     # A bug-free exhausted search is a statement; with a bug, the bug is the news.
     finished_clean = _exhausted(strategy) and not campaign.found
     verified = strategy.verified() if finished_clean else None  # type: ignore[attr-defined]
-    result = campaign.result(strategy.name, executions, verified, engine_report(strategy), notes_of(strategy))
+    unverified = strategy.unverified() if finished_clean else None  # type: ignore[attr-defined]
+    result = campaign.result(
+        strategy.name, executions, verified, engine_report(strategy), notes_of(strategy), unverified
+    )
     result.interrupted = control.stop_signal
     return result
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
+from dnsse.engine.object_names import fresh_in
 from dnsse.engine.operation import Access, Operation
 
 Step = tuple[int, Operation]
@@ -43,6 +44,31 @@ def dependent(agent: int, operation: Operation, other_agent: int, other: Operati
             if name == other_name and not (access is Access.READ and other_access is Access.READ):
                 return True
     return False
+
+
+def dependent_across(agent: int, operation: Operation, known: int, other_agent: int, other: Operation) -> bool:
+    """``dependent`` for a step seen in another execution that shared this one's first steps.
+
+    Objects are named by order of first use, so only the first ``known``
+    names mean the same objects in both executions; any later name of one
+    may be any later name of the other (``dnsse.engine.object_names``).
+    """
+    if agent == other_agent:
+        return True
+    mine = [(_blur(name, known), access) for name, access in touches(agent, operation)]
+    theirs = [(_blur(name, known), access) for name, access in touches(other_agent, other)]
+    for name, access in mine:
+        for other_name, other_access in theirs:
+            if name == other_name and not (access is Access.READ and other_access is Access.READ):
+                return True
+    return False
+
+
+def _blur(name: str, known: int) -> str:
+    if not fresh_in(name, known):
+        return name
+    _, dot, attribute = name.partition(".")
+    return "o*" + dot + attribute
 
 
 @dataclass

@@ -43,8 +43,10 @@ from typing import Sequence
 
 from dnsse.engine.choices import ChoiceKind, TraceDivergence
 from dnsse.engine.operation import Operation, is_expiry
+from dnsse.engine.object_names import number_of
 from dnsse.engine.runner import ExecutionResult
-from dnsse.search.dependency import HappensBefore, dependent, happens_before
+from dnsse.search.dependency import dependent_across
+from dnsse.search.races import reversible_races
 
 SEED = 0
 # Steps an agent that could go on (or whose timed wait could expire) is passed
@@ -67,7 +69,10 @@ class _AgentNode:
     operations: dict[int, Operation]
     current: int | None
     preemptions: int  # preemptions on the path before this choice
-    sleep: dict[int, Operation]  # agents asleep on entry, with their pending operations
+    # Agents asleep on entry: the step each would take, and how many objects
+    # were named when that step was seen (names past that may differ here).
+    sleep: dict[int, tuple[Operation, int]]
+    known: int  # objects named before this choice
     chosen: int
     done: list[int] = field(default_factory=list)  # explored here, in order
     backtrack: set[int] = field(default_factory=set)
@@ -98,10 +103,11 @@ class DfsChooser:
         self.search = search
         self.replay = replay  # how many nodes of search.path to replay
         self.position = 0
-        self.sleep: dict[int, Operation] = {}
+        self.sleep: dict[int, tuple[Operation, int]] = {}
         self.seen_steps = 0
         # Agent -> index of its latest step in the history (or when it was first seen runnable).
         self.last_step: dict[int, int] = {}
+        self.known = 0  # objects named so far (the highest oN in the history)
         self.preemptions = 0
         self.blocked = False  # every runnable agent was asleep: the rest is redundant
 
@@ -138,7 +144,12 @@ class DfsChooser:
             agent, operation = history[index]
             self.last_step[agent] = index
             if reduce:
-                self.sleep = {r: o for r, o in self.sleep.items() if not dependent(r, o, agent, operation)}
+                self.sleep = {
+                    r: (o, known)
+                    for r, (o, known) in self.sleep.items()
+                    if not dependent_across(r, o, known, agent, operation)
+                }
+                self.known = max([self.known] + [number_of(name) or 0 for name, _ in operation.objects])
         self.seen_steps = len(history)
         for agent in runnable:
             self.last_step.setdefault(agent, self.seen_steps)  # waiting since it was first seen
@@ -160,7 +171,9 @@ class DfsChooser:
                 self.blocked = True
                 return self._keep_going(runnable, current)
             chosen = self._first_choice(current, awake, pending, starved)
-            node = _AgentNode(step, tuple(runnable), pending, current, self.preemptions, dict(self.sleep), chosen)
+            node = _AgentNode(
+                step, tuple(runnable), pending, current, self.preemptions, dict(self.sleep), self.known, chosen
+            )
             node.done.append(chosen)
             node.backtrack.add(chosen)
             self.search.path.append(node)
@@ -168,7 +181,7 @@ class DfsChooser:
         if reduce:
             # Siblings explored before this branch sleep until a dependent step wakes them.
             for sibling in node.done[: node.done.index(chosen)]:
-                self.sleep[sibling] = node.operations[sibling]
+                self.sleep[sibling] = (node.operations[sibling], node.known)
             self.sleep.pop(chosen, None)
         if node.preempts(chosen):
             self.preemptions += 1
@@ -231,6 +244,7 @@ class DfsStrategy:
         self.executions = 0
         self.redundant = 0  # executions cut short by sleep sets
         self.divergences = 0
+        self.untrusted: str | None = None  # the first reason a step's footprint may be incomplete
         self._chooser: DfsChooser | None = None
 
     def chooser_for(self, execution: int) -> DfsChooser:
@@ -239,6 +253,8 @@ class DfsStrategy:
 
     def observe(self, result: ExecutionResult) -> None:
         self.executions += 1
+        if result.untrusted is not None and self.untrusted is None:
+            self.untrusted = result.untrusted
         if self._chooser is not None and self._chooser.blocked:
             self.redundant += 1
         if result.divergence is not None:
@@ -247,12 +263,13 @@ class DfsStrategy:
             self.divergences += 1
             del self.path[self.replay :]
         elif self.bound is None:
+            self._note_footprints(result)
             self._add_backtracking(result)
         self._advance()
 
     def verified(self) -> dict | None:
         """What an exhausted search covered (DESIGN §3 ``verified``), or ``None``."""
-        if not self.exhausted or self.divergences:
+        if not self.exhausted or self.unverified() is not None:
             return None
         if self.bound is None:
             return {
@@ -272,6 +289,19 @@ class DfsStrategy:
             "(message matches, faults) and timed-wait expiry along them",
             "excludes": MODEL_EXCLUDES,
         }
+
+    def unverified(self) -> str | None:
+        """Why an exhausted search promises nothing: a step touched what dnsse did not see, or no replay."""
+        if not self.exhausted:
+            return None
+        if self.divergences:
+            return (
+                f"the program did not repeat itself under the same choices {self.divergences} time(s), "
+                "so the tree that was searched is not the program's"
+            )
+        if self.untrusted is not None and self.bound is None:
+            return f"the reduction relies on what each step touched, and at {self.untrusted}"
+        return None
 
     # ----------------------------------------------------------- the search
     def _advance(self) -> None:
@@ -302,59 +332,32 @@ class DfsStrategy:
             }
         return min(candidates) if candidates else None
 
+    def _note_footprints(self, result: ExecutionResult) -> None:
+        """What each chosen step touched, as it ran: what it names when it sleeps in a later branch."""
+        for node in self.path:
+            if isinstance(node, _AgentNode) and node.step <= len(result.history):
+                agent, operation = result.history[node.step - 1]
+                if agent == node.chosen:
+                    node.operations[agent] = operation
+
     def _add_backtracking(self, result: ExecutionResult) -> None:
-        """Flanagan-Godefroid: for each agent's next step, reverse its races with earlier steps."""
-        steps = result.history
+        """Source-DPOR: from the state before each reversible race, schedule one agent that starts its reversal."""
         nodes = {node.step: node for node in self.path if isinstance(node, _AgentNode)}
         if not nodes:
             return
-        order = happens_before(steps, result.created_at)
-        for agent, period_start, period_end, operation, clock in _next_steps(steps, result, order):
-            latest_before = None
-            for index in range(period_end - 1, -1, -1):
-                other = steps[index][0]
-                if other == agent or order.ordinal[index] <= clock[other]:
-                    continue
-                if not dependent(other, steps[index][1], agent, operation):
-                    continue
-                if index >= period_start:
-                    self._backtrack_at(nodes.get(index + 1), agent)
-                    continue
-                latest_before = index
-                break
-            if latest_before is not None:
-                self._backtrack_at(nodes.get(latest_before + 1), agent)
 
-    @staticmethod
-    def _backtrack_at(node: _AgentNode | None, agent: int) -> None:
-        if node is None:
-            return  # one agent could run there: it is the only way
-        if agent in node.runnable:
-            node.backtrack.add(agent)
-        else:
-            node.backtrack.update(node.runnable)
+        def runnable_before(index: int) -> tuple[int, ...] | None:
+            node = nodes.get(index + 1)
+            return node.runnable if node is not None else None
 
-
-def _next_steps(
-    steps: Sequence[tuple[int, Operation]], result: ExecutionResult, order: HappensBefore
-) -> list[tuple[int, int, int, Operation, list[int]]]:
-    """Each stretch of states where an agent's next operation stays the same.
-
-    As (agent, first state, state where it runs or the end, that operation,
-    the agent's clock during the stretch); state ``k`` comes after ``k`` steps.
-    An unfinished agent's last stretch ends with the operation it was stopped at.
-    """
-    by_agent: dict[int, list[int]] = {}
-    for index, (agent, _) in enumerate(steps):
-        by_agent.setdefault(agent, []).append(index)
-    stretches = []
-    for agent in range(len(result.created_at)):
-        start = result.created_at[agent]
-        clock = list(order.clocks[start - 1]) if 0 < start <= len(steps) else [0] * order.agents
-        for index in by_agent.get(agent, []):
-            stretches.append((agent, start, index, steps[index][1], clock))
-            clock = order.clocks[index]
-            start = index + 1
-        if agent in result.pending:
-            stretches.append((agent, start, len(steps), result.pending[agent], clock))
-    return stretches
+        for race in reversible_races(result.history, result.pending, result.created_at, runnable_before):
+            node = nodes[race.earlier + 1]
+            if race.initials & node.backtrack:
+                continue  # a reversal already starts here
+            startable = race.initials & set(node.runnable)
+            if race.agent in startable:
+                node.backtrack.add(race.agent)
+            elif startable:
+                node.backtrack.add(min(startable))
+            else:
+                node.backtrack.update(node.runnable)

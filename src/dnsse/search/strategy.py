@@ -32,12 +32,16 @@ class ExhaustiveStrategy(Strategy, Protocol):
 
     The campaign stops once ``exhausted`` is true; ``verified()`` then says
     what the finished search covered (DESIGN §3 ``verified``), or ``None``
-    when it cannot promise anything (the program did not replay).
+    when it cannot promise anything, and ``unverified()`` says why not.
     """
 
     exhausted: bool
 
     def verified(self) -> dict | None: ...
+
+    def unverified(self) -> str | None:
+        """Why an exhausted search promises nothing (``None`` when it does)."""
+        ...
 
 
 class NotingStrategy(Strategy, Protocol):

@@ -80,7 +80,7 @@ class Lock(_HeldLock):
             with self._guard:
                 self._unlock()
             return
-        self._change_at_point(agent, "lock.release", self._unlock)
+        self._change_at_point(agent, "lock.release", self._unlock, Access.RELEASE)
         self._emit("lock.release")
 
     def locked(self) -> bool:
@@ -166,7 +166,7 @@ class RLock(_HeldLock):
             with self._guard:
                 self._unlock(me)
             return
-        self._change_at_point(agent, "lock.release", lambda: self._unlock(me))
+        self._change_at_point(agent, "lock.release", lambda: self._unlock(me), Access.RELEASE)
         self._emit("lock.release")
 
     def _unlock(self, me: int) -> None:

@@ -83,7 +83,9 @@ class Primitive:
     def _point(self, agent: ThreadAgent, kind: str, access: Access = Access.SYNC) -> None:
         agent.execution.yield_point(agent, self._operation(kind, access))
 
-    def _change_at_point(self, agent: ThreadAgent, kind: str, change: Callable[[], T]) -> T:
+    def _change_at_point(
+        self, agent: ThreadAgent, kind: str, change: Callable[[], T], access: Access = Access.SYNC
+    ) -> T:
         """A state change (a release) that happens at a scheduling point.
 
         When the run ends while the agent waits here, the change is still made
@@ -91,7 +93,7 @@ class Primitive:
         library's module-level lock) must not stay held by a dead thread.
         """
         try:
-            self._point(agent, kind)
+            self._point(agent, kind, access)
         except ExecutionAborted:
             with self._guard:
                 try:

@@ -1,28 +1,27 @@
 """Reads and writes of shared state as scheduling points, at the bytecode level.
 
-Each controlled thread traces the frames of the program under test (never
-library code, which runs at full speed) opcode by opcode, and yields to the
-scheduler before the opcodes that touch state another thread can see:
-attribute, subscript, global and closure-cell loads and stores, and method
-lookups (a method call may mutate its receiver). So ``self.count += 1`` has a
-point between its load and its store, and a lost update is a schedule away.
+Each controlled thread traces the frames of the program (its own files, not
+the standard library, site-packages or dnsse) opcode by opcode. Before an
+opcode that may touch an object another thread can see, the tracer reads
+the opcode's operands off the frame's stack (:mod:`frame_stack`) and, when
+one of them is shared data, yields to the scheduler with an operation that
+names exactly what the opcode will touch (:mod:`accesses`). Every such
+access is a scheduling point of its own, so a step touches at most one
+piece of shared data, and what it announces is what it does.
 
-Every point multiplies the schedule space, so the plan leaves out what cannot
-race: loads of globals that no function rebinds (functions, classes, modules,
-constants set at import), attributes of modules, subscripts of immutable
-values, lookups of methods written in Python (their bodies have their own
-points, or their own locks), and loads of synchronization objects. The tests
-on runtime values depend only on the program's state, so a schedule replays.
+The opcodes: attribute loads and stores, subscripts, ``in``, iteration
+(``GET_ITER``, ``FOR_ITER``), unpacking, comparisons and arithmetic on
+containers, ``**``/``*`` merges, f-string formatting, global and cell loads
+and stores, and calls into code that is not traced (builtins, C methods,
+library functions), which touch their arguments.
 
-Objects are named by name (``attr:count``, ``global:total``, ``cell:items``,
-``item`` for any subscript), not by identity, which a trace function cannot
-see: two objects with an attribute of one name look dependent. That errs on
-the side of exploring too much, except where a method is called on a receiver
-whose name is unknown (a local alias), which only touches ``item``.
+Left out, because nothing can race on them: loads of globals that no
+function rebinds and of attributes the program never rebinds after
+construction, values that are immutable, code, modules, and controlled
+primitives (they have points of their own).
 
-Needs CPython 3.11 (``f_lasti`` is a byte offset, opcode events fire at the
-first ``EXTENDED_ARG`` of an instruction); on other versions fewer opcodes
-are recognized, never wrongly.
+The stack can only be read on CPython 3.11; elsewhere nothing is traced and
+every execution says that its steps' footprints were not seen.
 """
 
 from __future__ import annotations
@@ -30,56 +29,30 @@ from __future__ import annotations
 import contextlib
 import dis
 import os
-import queue
 import sys
+import sysconfig
 import types
 import weakref
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
 from dnsse.engine.agent import ThreadAgent
-from dnsse.engine.target import LoadedTarget
+from dnsse.engine.object_names import ObjectNames
 from dnsse.engine.operation import Access, Operation
+from dnsse.engine.target import LoadedTarget
+from dnsse.frameworks.threads import frame_stack
+from dnsse.frameworks.threads.accesses import AccessModel, Touched
+from dnsse.frameworks.threads.frame_stack import NULL, local_slot, peek
 
-_MISSING = object()
-
-# opcode -> (operation kind, object prefix, access); a prefix of None names "item".
-_SHARED_OPCODES: dict[str, tuple[str, str | None, Access]] = {
-    "LOAD_ATTR": ("attr.load", "attr", Access.READ),
-    "STORE_ATTR": ("attr.store", "attr", Access.WRITE),
-    "DELETE_ATTR": ("attr.delete", "attr", Access.WRITE),
-    "LOAD_METHOD": ("method.call", "attr", Access.WRITE),
-    "BINARY_SUBSCR": ("item.load", None, Access.READ),
-    "STORE_SUBSCR": ("item.store", None, Access.WRITE),
-    "DELETE_SUBSCR": ("item.delete", None, Access.WRITE),
-    "LOAD_GLOBAL": ("global.load", "global", Access.READ),
-    "STORE_GLOBAL": ("global.store", "global", Access.WRITE),
-    "DELETE_GLOBAL": ("global.delete", "global", Access.WRITE),
-    "LOAD_DEREF": ("cell.load", "cell", Access.READ),
-    "LOAD_CLASSDEREF": ("cell.load", "cell", Access.READ),
-    "STORE_DEREF": ("cell.store", "cell", Access.WRITE),
-    "DELETE_DEREF": ("cell.delete", "cell", Access.WRITE),
-}
-
-# Opcodes that push one named value with no side effect: a receiver we can look at.
-_NAMED_LOADS = {"LOAD_FAST", "LOAD_DEREF", "LOAD_CLASSDEREF", "LOAD_GLOBAL", "LOAD_NAME", "LOAD_CONST"}
-_IMMUTABLE = (tuple, str, bytes, frozenset, range, int, float, complex, bool, type(None))
+Handler = Callable[[types.FrameType, ObjectNames], tuple[Touched, str | None]]
+_INPLACE_FIRST = 13  # BINARY_OP's first in-place operator (NB_INPLACE_ADD)
 
 
 @dataclass(frozen=True, slots=True)
 class _Point:
-    operation: Operation
-    # True when this occurrence touches nothing shared; None: always a point.
-    skip: Callable[[types.FrameType], bool] | None
-
-
-@dataclass(frozen=True, slots=True)
-class _Instruction:
-    event_offset: int  # where the opcode event fires: the first EXTENDED_ARG, if any
-    opname: str
-    argval: object
-    line: int | None
-    jump_target: bool
+    kind: str
+    where: str
+    handler: Handler
 
 
 _plans: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -93,33 +66,78 @@ def plan_for(target: LoadedTarget) -> SharedStatePlan:
     return plan
 
 
+def _library_roots() -> tuple[str, ...]:
+    paths = sysconfig.get_paths()
+    roots = {paths[key] for key in ("stdlib", "platstdlib", "purelib", "platlib") if key in paths}
+    roots.add(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))  # dnsse itself
+    return tuple(os.path.join(root, "") for root in roots)
+
+
 class SharedStatePlan:
-    """For every code object of the target module: byte offset -> scheduling point."""
+    """For every code object of the program: byte offset -> scheduling point.
+
+    The target module's code is planned up front; code of the program's other
+    files (a sibling module it imports) when it first runs.
+    """
 
     def __init__(self, module_code: types.CodeType) -> None:
-        codes = list(_code_objects(module_code))
-        listings = {code: _instructions(code) for code in codes}
-        rebound = {
-            ins.argval
-            for listing in listings.values()
-            for ins in listing
-            if ins.opname in ("STORE_GLOBAL", "DELETE_GLOBAL")
-        }
-        opaque = _opaque_types()
+        self._library = _library_roots()
+        self._user_files: dict[str, bool] = {}
+        self.rebound_globals: set[str] = set()
+        self.mutated_attributes: set[str] = set()
+        self.model = AccessModel(self.is_user_code, self.mutated_attributes)
         # Keyed by id: hashing a code object hashes its bytecode, too slow for
         # every call; the plan keeps the code objects alive.
-        self.tables: dict[int, dict[int, _Point]] = {}
-        self._codes = codes
+        self.tables: dict[int, dict[int, _Point] | None] = {}
+        self._codes: list[types.CodeType] = []
+        self._learn(module_code)
+
+    def is_user_code(self, code: types.CodeType) -> bool:
+        filename = code.co_filename
+        known = self._user_files.get(filename)
+        if known is None:
+            # "<string>" and the like: code that libraries generate (dataclasses, namedtuple).
+            known = not filename.startswith("<") and not os.path.abspath(filename).startswith(self._library)
+            self._user_files[filename] = known
+        return known
+
+    def table_for(self, code: types.CodeType) -> dict[int, _Point] | None:
+        key = id(code)
+        if key not in self.tables:
+            if not self.is_user_code(code):
+                self.tables[key] = None
+            else:
+                self._learn(code)
+        return self.tables.get(key)
+
+    def _learn(self, module_code: types.CodeType) -> None:
+        codes = [code for code in _code_objects(module_code) if id(code) not in self.tables]
+        listings = {code: _instructions(code) for code in codes}
         for code, listing in listings.items():
-            table = _table(code, listing, rebound, opaque)
-            if table:
-                self.tables[id(code)] = table
+            for ins in listing:
+                if ins.opname in ("STORE_GLOBAL", "DELETE_GLOBAL"):
+                    self.rebound_globals.add(str(ins.argval))
+                elif ins.opname in ("STORE_ATTR", "DELETE_ATTR") and code.co_name != "__init__":
+                    self.mutated_attributes.add(str(ins.argval))
+                elif ins.opname == "LOAD_CONST" and isinstance(ins.argval, str) and ins.argval.isidentifier():
+                    self.mutated_attributes.add(ins.argval)  # setattr(obj, "name", ...)
+        for code, listing in listings.items():
+            self._codes.append(code)
+            self.tables[id(code)] = _table(code, listing, self)
 
 
 @contextlib.contextmanager
 def traced(agent: ThreadAgent, plan: SharedStatePlan | None) -> Iterator[None]:
     """Trace the calling thread (the agent's own) while the block runs."""
     if plan is None:
+        yield
+        return
+    if not frame_stack.AVAILABLE:
+        version = ".".join(map(str, sys.version_info[:2]))
+        agent.execution.distrust(
+            f"Python {version} does not let dnsse read what an opcode touches (CPython 3.11 does), so reads and "
+            "writes of shared Python objects are not scheduling points"
+        )
         yield
         return
     tracer = _tracer(agent, plan)
@@ -133,13 +151,33 @@ def traced(agent: ThreadAgent, plan: SharedStatePlan | None) -> Iterator[None]:
         sys.settrace(previous)
 
 
+def call_from_outside(agent: ThreadAgent, plan: SharedStatePlan | None, function: object, arguments: list) -> None:
+    """A call that dnsse makes for the program (a thread's target): a point when it touches data.
+
+    Calls from the program's own frames are seen by the tracer; this one is
+    made from dnsse's code, so it is announced here, by the same rules.
+    """
+    if plan is None or not frame_stack.AVAILABLE:
+        return
+    execution = agent.execution
+    touched, unseen = plan.model.call(function, arguments, execution.object_names)
+    where = getattr(function, "__qualname__", repr(function))
+    if unseen is not None:
+        execution.distrust(f"the start of a thread running {where}: {unseen}")
+    if touched:
+        execution.yield_point(agent, Operation("call", touched, where))
+
+
 def _tracer(agent: ThreadAgent, plan: SharedStatePlan) -> Callable:
-    tables = plan.tables
-    yield_point = agent.execution.yield_point
+    execution = agent.execution
+    yield_point = execution.yield_point
+    names = execution.object_names
 
     def trace_call(frame: types.FrameType, event: str, arg: object) -> Callable | None:
-        table = tables.get(id(frame.f_code))
-        if table is None:
+        if execution.scheduling:
+            return None
+        table = plan.table_for(frame.f_code)
+        if not table:
             return None
         frame.f_trace_lines = False
         frame.f_trace_opcodes = True
@@ -147,13 +185,27 @@ def _tracer(agent: ThreadAgent, plan: SharedStatePlan) -> Callable:
         def trace_opcode(frame: types.FrameType, event: str, arg: object) -> Callable:
             if event == "opcode":
                 point = table.get(frame.f_lasti)
-                if point is not None and (point.skip is None or not point.skip(frame)):
-                    yield_point(agent, point.operation)
+                if point is not None:
+                    touched, unseen = point.handler(frame, names)
+                    if unseen is not None:
+                        execution.distrust(f"{point.where}: {unseen}")
+                    if touched:
+                        yield_point(agent, Operation(point.kind, touched, point.where))
             return trace_opcode
 
         return trace_opcode
 
     return trace_call
+
+
+# ---------------------------------------------------------------- the plan
+@dataclass(frozen=True, slots=True)
+class _Instruction:
+    event_offset: int  # where the opcode event fires: the first EXTENDED_ARG, if any
+    opname: str
+    arg: int | None
+    argval: object
+    line: int | None
 
 
 def _code_objects(code: types.CodeType) -> Iterator[types.CodeType]:
@@ -166,174 +218,111 @@ def _code_objects(code: types.CodeType) -> Iterator[types.CodeType]:
 def _instructions(code: types.CodeType) -> list[_Instruction]:
     listing = []
     prefix: int | None = None
-    prefix_is_target = False
     line = None
     for ins in dis.get_instructions(code):
         if ins.positions is not None and ins.positions.lineno is not None:
             line = ins.positions.lineno
         if ins.opname == "EXTENDED_ARG":
             if prefix is None:
-                prefix, prefix_is_target = ins.offset, ins.is_jump_target
+                prefix = ins.offset
             continue
         offset = ins.offset if prefix is None else prefix
-        listing.append(_Instruction(offset, ins.opname, ins.argval, line, ins.is_jump_target or prefix_is_target))
-        prefix, prefix_is_target = None, False
+        listing.append(_Instruction(offset, ins.opname, ins.arg, ins.argval, line))
+        prefix = None
     return listing
 
 
-def _table(
-    code: types.CodeType,
-    listing: list[_Instruction],
-    rebound: set[object],
-    opaque: tuple[type, ...],
-) -> dict[int, _Point]:
+def _table(code: types.CodeType, listing: list[_Instruction], plan: SharedStatePlan) -> dict[int, _Point]:
     where = os.path.basename(code.co_filename)
     table = {}
-    for index, ins in enumerate(listing):
-        spec = _SHARED_OPCODES.get(ins.opname)
-        if spec is None:
-            continue
-        kind, prefix, access = spec
-        skip: Callable[[types.FrameType], bool] | None = None
-        objects: tuple[tuple[str, Access], ...]
-        if prefix is None:
-            objects = (("item", access),)
-            receiver = _receiver(listing, index, depth=2)
-            if receiver is _CONSTANT:
-                continue
-            if receiver is not None:
-                skip = _value_is(receiver, _IMMUTABLE)
-        else:
-            objects = ((f"{prefix}:{ins.argval}", access),)
-        if ins.opname == "LOAD_GLOBAL":
-            if ins.argval not in rebound:
-                continue
-            skip = _value_is(_name_fetcher("LOAD_GLOBAL", str(ins.argval)), opaque)
-        elif ins.opname in ("LOAD_DEREF", "LOAD_CLASSDEREF"):
-            skip = _value_is(_name_fetcher(ins.opname, str(ins.argval)), opaque)
-        elif ins.opname == "LOAD_ATTR":
-            receiver = _receiver(listing, index, depth=1)
-            if receiver is _CONSTANT:
-                continue
-            if receiver is not None:
-                skip = _attribute_is_unshared(receiver, str(ins.argval), opaque)
-        elif ins.opname == "LOAD_METHOD":
-            receiver = _receiver(listing, index, depth=1)
-            if receiver is _CONSTANT:
-                continue
-            if receiver is not None:
-                skip = _method_is_python(receiver, str(ins.argval))
-            named = _object_name(listing[index - 1]) if index > 0 and not ins.jump_target else None
-            objects = ((named, Access.WRITE), ("item", Access.WRITE)) if named else (("item", Access.WRITE),)
-        table[ins.event_offset] = _Point(Operation(kind, objects, f"{where}:{ins.line}"), skip)
+    for ins in listing:
+        made = _handler(ins, plan)
+        if made is not None:
+            kind, handler = made
+            table[ins.event_offset] = _Point(kind, f"{where}:{ins.line}", handler)
     return table
 
 
-_CONSTANT: Callable[[types.FrameType], object] = lambda frame: _MISSING  # noqa: E731 - a sentinel
+def _handler(ins: _Instruction, plan: SharedStatePlan) -> tuple[str, Handler] | None:
+    """The kind of point an instruction is, and how to find what it touches; ``None``: never a point."""
+    model = plan.model
+    op, arg = ins.opname, ins.arg or 0
+    nothing: tuple[Touched, None] = ((), None)
 
+    def on_data(depth: int, access: Access) -> Handler:
+        return lambda frame, names: (model.data([peek(frame, depth)], access, names), None)
 
-def _receiver(listing: list[_Instruction], index: int, depth: int) -> Callable[[types.FrameType], object] | None:
-    """How to fetch the object an opcode acts on, when the bytecode says plainly.
+    if op in ("LOAD_ATTR", "LOAD_METHOD", "STORE_ATTR", "DELETE_ATTR"):
+        name = str(ins.argval)
+        access = Access.READ if op in ("LOAD_ATTR", "LOAD_METHOD") else Access.WRITE
+        kind = {"LOAD_ATTR": "attr.load", "LOAD_METHOD": "attr.load"}.get(op, "attr.store")
+        return kind, lambda frame, names: (model.attribute(peek(frame, 1), name, access, names), None)
+    if op == "BINARY_SUBSCR":
+        return "item.load", on_data(2, Access.READ)
+    if op in ("STORE_SUBSCR", "DELETE_SUBSCR"):
+        return "item.store", on_data(2, Access.WRITE)
+    if op == "CONTAINS_OP":
+        return "contains", on_data(1, Access.READ)
+    if op in ("GET_ITER", "FOR_ITER"):
+        return "iterate", on_data(1, Access.READ)
+    if op in ("UNPACK_SEQUENCE", "UNPACK_EX"):
+        return "unpack", on_data(1, Access.READ)
+    if op in ("LIST_EXTEND", "SET_UPDATE", "DICT_UPDATE", "DICT_MERGE"):
+        return "merge", on_data(1, Access.READ)
+    if op == "FORMAT_VALUE":
+        return "format", on_data(2 if arg & 0x04 else 1, Access.READ)
+    if op == "COMPARE_OP":
+        return "compare", lambda frame, names: (model.data([peek(frame, 2), peek(frame, 1)], Access.READ, names), None)
+    if op == "BINARY_OP":
+        inplace = arg >= _INPLACE_FIRST
 
-    ``depth`` is 1 for ``obj.attr`` (the receiver is the previous instruction)
-    and 2 for ``obj[key]`` (the key, pushed by one plain load, comes between).
-    ``None`` when it is computed or control flow may join in between.
-    """
-    start = index - depth
-    if start < 0 or any(listing[i].jump_target for i in range(start + 1, index + 1)):
-        return None
-    if depth == 2 and listing[index - 1].opname not in _NAMED_LOADS:
-        return None
-    source = listing[start]
-    if source.opname == "LOAD_CONST":
-        return _CONSTANT
-    if source.opname in _NAMED_LOADS:
-        return _name_fetcher(source.opname, str(source.argval))
-    if source.opname == "LOAD_ATTR":
-        inner = _receiver(listing, start, depth=1)
-        if inner is None or inner is _CONSTANT:
+        def binary(frame: types.FrameType, names: ObjectNames) -> tuple[Touched, None]:
+            left = model.data([peek(frame, 2)], Access.WRITE if inplace else Access.READ, names)
+            return left + model.data([peek(frame, 1)], Access.READ, names), None
+
+        return "binary", binary
+    if op in ("LOAD_GLOBAL", "STORE_GLOBAL", "DELETE_GLOBAL"):
+        name = str(ins.argval)
+        if op == "LOAD_GLOBAL" and name not in plan.rebound_globals:
             return None
-        name = str(source.argval)
-        return lambda frame: _instance_attribute(inner(frame), name)
+        touched = ((f"global:{name}", Access.READ if op == "LOAD_GLOBAL" else Access.WRITE),)
+        kind = "global.load" if op == "LOAD_GLOBAL" else "global.store"
+        return kind, lambda frame, names: (touched, None)
+    if op in ("LOAD_DEREF", "LOAD_CLASSDEREF", "STORE_DEREF", "DELETE_DEREF"):
+        access = Access.WRITE if op in ("STORE_DEREF", "DELETE_DEREF") else Access.READ
+
+        def cell(frame: types.FrameType, names: ObjectNames) -> tuple[Touched, None]:
+            holder = local_slot(frame, arg)
+            if not isinstance(holder, types.CellType):
+                return nothing
+            if access is Access.READ:
+                try:
+                    if model.untracked(holder.cell_contents):
+                        return nothing  # a function or a lock: what closures capture to call
+                except ValueError:
+                    pass  # an empty cell: reading it raises, still a read
+            return ((names.name(holder), access),), None
+
+        return ("cell.load" if access is Access.READ else "cell.store"), cell
+    if op == "CALL":
+        def call(frame: types.FrameType, names: ObjectNames) -> tuple[Touched, str | None]:
+            first = peek(frame, arg + 2)
+            if first is NULL:
+                function, arguments = peek(frame, arg + 1), [peek(frame, d) for d in range(arg, 0, -1)]
+            else:
+                function, arguments = first, [peek(frame, d) for d in range(arg + 1, 0, -1)]
+            return model.call(function, arguments, names)
+
+        return "call", call
+    if op == "CALL_FUNCTION_EX":
+        def call_ex(frame: types.FrameType, names: ObjectNames) -> tuple[Touched, str | None]:
+            keywords = peek(frame, 1) if arg & 1 else None
+            positional = peek(frame, 2 if arg & 1 else 1)
+            function = peek(frame, 3 if arg & 1 else 2)
+            arguments = list(positional) if isinstance(positional, tuple) else [positional]
+            if isinstance(keywords, dict):
+                arguments.extend(keywords.values())
+            return model.call(function, arguments, names)
+
+        return "call", call_ex
     return None
-
-
-def _name_fetcher(opname: str, name: str) -> Callable[[types.FrameType], object]:
-    if opname in ("LOAD_FAST", "LOAD_DEREF", "LOAD_CLASSDEREF"):
-        return lambda frame: frame.f_locals.get(name, _MISSING)
-    if opname == "LOAD_GLOBAL":
-        return lambda frame: frame.f_globals.get(name, frame.f_builtins.get(name, _MISSING))
-    return lambda frame: frame.f_locals.get(name, frame.f_globals.get(name, frame.f_builtins.get(name, _MISSING)))
-
-
-def _instance_attribute(value: object, name: str) -> object:
-    """An attribute from the instance dict only: no property or ``__getattr__`` runs."""
-    try:
-        namespace = object.__getattribute__(value, "__dict__")
-    except AttributeError:
-        return _MISSING
-    if isinstance(value, types.ModuleType) or not isinstance(namespace, dict):
-        return _MISSING
-    return namespace.get(name, _MISSING)
-
-
-def _class_attribute(value: object, name: str) -> object:
-    for klass in type(value).__mro__:
-        if name in klass.__dict__:
-            return klass.__dict__[name]
-    return _MISSING
-
-
-def _value_is(fetch: Callable[[types.FrameType], object], kinds: tuple[type, ...]) -> Callable[[types.FrameType], bool]:
-    return lambda frame: isinstance(fetch(frame), kinds)
-
-
-def _attribute_is_unshared(
-    fetch: Callable[[types.FrameType], object], name: str, opaque: tuple[type, ...]
-) -> Callable[[types.FrameType], bool]:
-    def skip(frame: types.FrameType) -> bool:
-        value = fetch(frame)
-        return isinstance(value, types.ModuleType) or isinstance(_instance_attribute(value, name), opaque)
-
-    return skip
-
-
-def _method_is_python(fetch: Callable[[types.FrameType], object], name: str) -> Callable[[types.FrameType], bool]:
-    def skip(frame: types.FrameType) -> bool:
-        value = fetch(frame)
-        if value is _MISSING:
-            return False
-        if isinstance(value, types.ModuleType):
-            return True
-        return _instance_attribute(value, name) is _MISSING and isinstance(
-            _class_attribute(value, name), types.FunctionType
-        )
-
-    return skip
-
-
-def _object_name(ins: _Instruction) -> str | None:
-    if ins.opname == "LOAD_ATTR":
-        return f"attr:{ins.argval}"
-    if ins.opname == "LOAD_GLOBAL":
-        return f"global:{ins.argval}"
-    if ins.opname in ("LOAD_DEREF", "LOAD_CLASSDEREF"):
-        return f"cell:{ins.argval}"
-    return None
-
-
-def _opaque_types() -> tuple[type, ...]:
-    """Values whose loads race with nothing: code, modules and synchronization objects."""
-    from dnsse.frameworks.threads.primitive import Primitive
-    from dnsse.frameworks.threads.thread import Thread
-
-    return (
-        types.FunctionType,
-        types.BuiltinFunctionType,
-        types.MethodType,
-        type,
-        types.ModuleType,
-        Primitive,
-        Thread,
-        queue.Queue,
-    )

@@ -24,7 +24,7 @@ from dnsse.frameworks.threads import clock
 from dnsse.frameworks.threads.event import Event
 from dnsse.frameworks.threads.primitive import block_until
 from dnsse.frameworks.threads.runtime import ThreadsRuntime, runtime_for
-from dnsse.frameworks.threads.shared_state import traced
+from dnsse.frameworks.threads.shared_state import call_from_outside, traced
 
 RealThread = threading.Thread
 real_current_thread = threading.current_thread
@@ -105,6 +105,10 @@ class Thread:
     def run(self) -> None:
         try:
             if self._target is not None:
+                agent = current_agent()
+                if agent is not None:
+                    plan = runtime_for(agent.execution).plan
+                    call_from_outside(agent, plan, self._target, [*self._args, *self._kwargs.values()])
                 self._target(*self._args, **self._kwargs)
         finally:
             del self._target, self._args, self._kwargs

@@ -191,12 +191,7 @@ class Mailboxes:
         if src is not None:
             _check_peer(op, group, state.rank, src, "source")
         execution = state.world.execution
-        # A match also reads the sender's buffer (an isend's must be unchanged):
-        # agent#N is written by every step of rank N's agent (dnsse.search.dependency).
-        senders = (src,) if src is not None else group.ranks
-        objects = self._channels(group, src, state.rank, tag) + tuple(
-            (f"agent#{state.world.ranks[r].agent.id}", Access.READ) for r in senders if r != state.rank
-        )
+        objects = self._channels(group, src, state.rank, tag)
         execution.yield_point(
             state.agent, Operation(op, objects, f"{op} from {'any' if src is None else src} tag {tag}")
         )
@@ -264,6 +259,10 @@ class Mailboxes:
         execution = receive.state.world.execution
         options = self.candidates(receive)
         message = options[execution.choose_value(ChoiceKind.MATCH, len(options))]
+        if message.buffer is not None:
+            # The transfer reads the isend's live buffer (it must be unchanged):
+            # agent#N is written by every step of the sender's agent.
+            execution.touch(((f"agent#{message.state.agent.id}", Access.READ),))
         bug = self._transfer_problem(receive, message)
         if bug is not None:
             return bug

@@ -1,0 +1,127 @@
+"""The races of one execution that another order could reverse (source-DPOR).
+
+Two steps of different agents **race** when they are dependent, the earlier
+happens before the later only through their own dependency, and the later
+agent could have taken its step in the earlier one's place. Reversing each
+race once, from the state before its earlier step, is what lets DPOR reach
+every class of executions (Abdulla, Aronis, Jonsson, Sagonas: "Source Sets",
+JACM 2017). Two refinements keep the number of executions near one per class:
+
+- **Only races that can be reversed.** When the later agent was blocked
+  before the earlier step on that very operation (a lock held by the other
+  agent, a message not yet sent) and no step that could go first touches what
+  it waits for, no order puts it first there: such a pair is skipped. A lock's release and another agent's acquire are never both
+  possible, so they order the steps (happens-before) but never race: the
+  acquire races with the other agent's acquire. Blocked agents create no
+  backtrack points.
+- **Initials, not every agent.** The reversed order starts with some agent
+  whose first step after the earlier one depends on nothing else in between;
+  adding one of those (and none when one is already scheduled there) is
+  enough (a *source set*).
+
+Agents that had not finished when the execution ended count with the
+operation they were stopped at, as a last step that did not happen.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Iterator, Sequence
+
+from dnsse.engine.operation import Access, Operation, races_on_one_object
+from dnsse.search.dependency import HappensBefore, dependent, happens_before, touches
+
+
+@dataclass(frozen=True)
+class Race:
+    """Step ``earlier`` races with step ``later``; ``initials`` may start the reversed order."""
+
+    earlier: int
+    later: int
+    agent: int  # the agent of the later step
+    initials: frozenset[int]
+
+
+def reversible_races(
+    steps: Sequence[tuple[int, Operation]],
+    pending: dict[int, Operation],
+    created_at: Sequence[int],
+    runnable_before: Callable[[int], Sequence[int] | None],
+) -> Iterator[Race]:
+    """Every reversible race of an execution.
+
+    ``pending`` maps each unfinished agent to the operation it was stopped at;
+    ``created_at`` is the step during which each agent was created;
+    ``runnable_before(i)`` is the agents that could run in the state before
+    step ``i``, or ``None`` when only one could (nothing to reverse there).
+    """
+    executed = len(steps)
+    # The stopped operations go last, as if they ran then: what they would
+    # have depended on is what their clocks say.
+    extended = list(steps) + sorted(pending.items())
+    order = happens_before(extended, created_at)
+    accesses: dict[str, list[tuple[int, Access]]] = {}
+    last_of: dict[int, int] = {}
+    for later, (agent, operation) in enumerate(extended):
+        previous = last_of.get(agent)
+        if previous is not None:
+            seen = order.clocks[previous]
+        else:
+            creator = created_at[agent] - 1 if agent < len(created_at) else -1
+            seen = order.clocks[creator] if 0 <= creator < executed else [0] * order.agents
+        candidates = _dependent_before(agent, operation, seen, extended, accesses, order)
+        reversible = {}
+        for index in candidates:
+            runnable = runnable_before(index)
+            if runnable is None:
+                continue
+            between = [k for k in range(index + 1, min(later, executed)) if not order.before(index, k)]
+            if (previous is None or previous < index) and agent not in runnable:
+                # Blocked on this very operation there: it can go first only
+                # if a step that may happen first unblocks it.
+                if not any(dependent(agent, operation, *extended[k]) for k in between if extended[k][0] != agent):
+                    continue
+            reversible[index] = between
+        for index, between in reversible.items():
+            if any(other != index and order.before(index, other) for other in reversible):
+                continue  # not the last of a chain: reversing the last one covers it
+            yield Race(index, later, agent, _initials(between, later, agent, extended, order))
+        if later < executed:
+            for name, access in touches(agent, operation):
+                accesses.setdefault(name, []).append((later, access))
+            last_of[agent] = later
+
+
+def _dependent_before(
+    agent: int,
+    operation: Operation,
+    seen: list[int],
+    steps: Sequence[tuple[int, Operation]],
+    accesses: dict[str, list[tuple[int, Access]]],
+    order: HappensBefore,
+) -> set[int]:
+    """Earlier steps of other agents dependent with this one that it had not seen."""
+    found: set[int] = set()
+    for name, access in touches(agent, operation):
+        for index, other_access in accesses.get(name, ()):
+            if not races_on_one_object(access, other_access):
+                continue
+            other = steps[index][0]
+            if other != agent and order.ordinal[index] > seen[other]:
+                found.add(index)
+    return found
+
+
+def _initials(
+    between: list[int], later: int, agent: int, steps: Sequence[tuple[int, Operation]], order: HappensBefore
+) -> frozenset[int]:
+    """Agents whose first step in the reversed order (``between``, then ``later``) depends on none before it."""
+    firsts: dict[int, int] = {}
+    for k in between:
+        firsts.setdefault(steps[k][0], k)
+    firsts.setdefault(agent, later)
+    initials = set()
+    for who, first in firsts.items():
+        if not any(order.before(k, first) for k in between if k < first):
+            initials.add(who)
+    return frozenset(initials)
