@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from dnsse.engine.object_names import fresh_in
+from dnsse.engine.object_names import fresh_in, number_of
 from dnsse.engine.operation import Access, Operation
 
 Step = tuple[int, Operation]
@@ -134,18 +134,23 @@ def _join(into: list[int], other: list[int] | None) -> None:
             into[index] = value
 
 
-def canonical_order(steps: Sequence[Step], created_at: Sequence[int]) -> tuple[tuple[int, str, tuple], ...]:
-    """One representative of the Mazurkiewicz class of ``steps``.
+def canonical_order(steps: Sequence[Step], created_at: Sequence[int]) -> tuple[tuple[int, tuple], ...]:
+    """One representative of the Mazurkiewicz class of ``steps``, as what each step touched.
 
     Repeatedly takes, among the steps whose happens-before predecessors are
-    all taken, the one of the lowest agent id. Two executions are equivalent
-    exactly when their canonical orders are equal.
+    all taken, the one of the lowest agent id. A step is known by its agent and
+    the objects it touched, not by where it was announced (a receive that
+    matched at once and one that matched after a wait touch the same), and
+    steps that touch nothing shared are left out: they commute with every
+    step of other agents. Objects named by order of first use are renamed by
+    order of appearance here, so equivalent executions give equal results.
     """
     order = happens_before(steps, created_at)
     per_agent: dict[int, list[int]] = {}
     for index, (agent, _) in enumerate(steps):
         per_agent.setdefault(agent, []).append(index)
     taken = [0] * order.agents
+    renamed: dict[int, int] = {}
     result = []
     for _ in range(len(steps)):
         for agent in sorted(per_agent):
@@ -156,7 +161,17 @@ def canonical_order(steps: Sequence[Step], created_at: Sequence[int]) -> tuple[t
             needs = order.clocks[index]
             if all(needs[a] <= taken[a] + (1 if a == agent else 0) for a in range(order.agents)):
                 taken[agent] += 1
-                operation = steps[index][1]
-                result.append((agent, operation.kind, operation.objects))
+                objects = steps[index][1].objects
+                if objects:
+                    result.append((agent, tuple(sorted((_rename(name, renamed), a.value) for name, a in objects))))
                 break
     return tuple(result)
+
+
+def _rename(name: str, renamed: dict[int, int]) -> str:
+    number = number_of(name)
+    if number is None:
+        return name
+    new = renamed.setdefault(number, len(renamed) + 1)
+    _, dot, attribute = name.partition(".")
+    return f"o{new}{dot}{attribute}"

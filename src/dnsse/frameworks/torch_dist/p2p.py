@@ -14,6 +14,12 @@ message is waiting; a blocking ``recv`` does the same match on its own rank.
 When several sources could match an any-source receive (the oldest message
 from each), the chooser picks one (a ``match`` choice), so the search explores
 every arrival order.
+
+What a step touches is named per message: the k-th message of a channel is
+``p2p:SRC->DST:TAG#k``. A send writes its message, a match takes (writes) the
+one it matched and reads the next message of each other source it could have
+matched, whether posted or not. So a send races only with the receives that
+could take its message; posting a receive races with nothing.
 """
 
 from __future__ import annotations
@@ -70,6 +76,7 @@ class Message:
     site: str
     op: str
     buffer: torch.Tensor | None = None  # isend: the program's buffer, checked at transfer
+    slot: str = ""  # the message's name: its channel and its number in it
     matched: bool = False
     instance: Instance | None = None
     # What the transfer touches: a Work.wait() on it depends on those steps.
@@ -149,6 +156,9 @@ class Mailboxes:
 
     queues: dict[tuple[str, int, int, int], deque[Message]] = field(default_factory=dict)
     pending: dict[int, list[Receive]] = field(default_factory=dict)
+    # Per channel: messages posted, and messages taken (the number of the next one).
+    posted: dict[tuple[str, int, int, int], int] = field(default_factory=dict)
+    taken: dict[tuple[str, int, int, int], int] = field(default_factory=dict)
 
     def send(
         self, state: RankState, group: ProcessGroup, dst: int, tag: int, payload: object, op: str, asynchronous: bool
@@ -156,24 +166,28 @@ class Mailboxes:
         """Post a message; a blocking send also waits until it was received."""
         _check_peer(op, group, state.rank, dst, "destination")
         execution = state.world.execution
-        channel = _channel(group, state.rank, dst, tag)
-        execution.yield_point(state.agent, Operation(op, ((channel, Access.WRITE),), f"{op} to {dst} tag {tag}"))
+        key = (group.name, state.rank, dst, tag)
+        # Only this rank posts to its channels: the message's number is known before the point.
+        slot = f"{_channel(group, state.rank, dst, tag)}#{self.posted.get(key, 0)}"
+        execution.yield_point(state.agent, Operation(op, ((slot, Access.WRITE),), f"{op} to {dst} tag {tag}"))
+        self.posted[key] = self.posted.get(key, 0) + 1
         site = call_site(execution.source_files)
-        touches = ((channel, Access.WRITE),)
+        # A Work.wait() on the message depends on the match that took it.
+        touches = ((slot, Access.READ),)
         if asynchronous:
-            message = Message(state, group, dst, tag, payload.clone(), site, op, buffer=payload, touches=touches)  # type: ignore[attr-defined]
+            message = Message(state, group, dst, tag, payload.clone(), site, op, buffer=payload, slot=slot, touches=touches)  # type: ignore[attr-defined]
         else:
-            message = Message(state, group, dst, tag, payload, site, op, touches=touches)
-        self.queues.setdefault((group.name, state.rank, dst, tag), deque()).append(message)
+            message = Message(state, group, dst, tag, payload, site, op, slot=slot, touches=touches)
+        self.queues.setdefault(key, deque()).append(message)
         execution.emit(state.agent, "send", {"src": state.rank, "dst": dst, "tag": tag})
         if asynchronous:
             # The receiver may take the message before the code after isend runs.
-            execution.yield_point(state.agent, Operation(f"{op}.issued", ((channel, Access.READ),)))
+            execution.yield_point(state.agent, Operation(f"{op}.issued", ()))
         else:
             execution.block(
                 state.agent,
                 Wait(lambda: message.matched, message.describe_send),
-                Operation(f"{op}.done", ((channel, Access.WRITE),)),
+                Operation(f"{op}.done", touches),
             )
         return message
 
@@ -191,12 +205,11 @@ class Mailboxes:
         if src is not None:
             _check_peer(op, group, state.rank, src, "source")
         execution = state.world.execution
-        objects = self._channels(group, src, state.rank, tag)
-        execution.yield_point(
-            state.agent, Operation(op, objects, f"{op} from {'any' if src is None else src} tag {tag}")
-        )
-        receive = Receive(state, group, src, tag, buffer, call_site(execution.source_files), op, touches=objects)
+        # Posting a receive touches no message: the match does, when it happens.
+        execution.yield_point(state.agent, Operation(op, (), f"{op} from {'any' if src is None else src} tag {tag}"))
+        receive = Receive(state, group, src, tag, buffer, call_site(execution.source_files), op)
         self.pending.setdefault(state.rank, []).append(receive)
+        objects = receive.touches = self._next_messages(receive)
         if asynchronous:
             receive.snapshot = buffer.clone()  # type: ignore[attr-defined]
             StepAgent(
@@ -208,7 +221,7 @@ class Mailboxes:
                 Operation(f"{op}.match", objects + ((f"agent#{state.agent.id}", Access.READ),)),
             )
             # The match may happen before the code after irecv runs.
-            execution.yield_point(state.agent, Operation(f"{op}.issued", objects))
+            execution.yield_point(state.agent, Operation(f"{op}.issued", ()))
             return receive
         if not self.candidates(receive):
             execution.block(
@@ -222,10 +235,15 @@ class Mailboxes:
             raise ExecutionAborted()
         return receive
 
-    def _channels(self, group: ProcessGroup, src: int | None, dst: int, tag: int) -> tuple[tuple[str, Access], ...]:
-        if src is not None:
-            return ((_channel(group, src, dst, tag), Access.READ),)
-        return tuple((_channel(group, r, dst, tag), Access.READ) for r in group.ranks if r != dst)
+    def _next_messages(self, receive: Receive) -> tuple[tuple[str, Access], ...]:
+        """The next message of each channel the receive may take from, posted or not, as reads."""
+        group, dst, tag = receive.group, receive.state.rank, receive.tag
+        sources = group.ranks if receive.src is None else (receive.src,)
+        return tuple(
+            (f"{_channel(group, src, dst, tag)}#{self.taken.get((group.name, src, dst, tag), 0)}", Access.READ)
+            for src in sources
+            if src != dst
+        )
 
     def candidates(self, receive: Receive) -> list[Message]:
         """The messages ``receive`` may take now: the oldest from each allowed source."""
@@ -259,15 +277,20 @@ class Mailboxes:
         execution = receive.state.world.execution
         options = self.candidates(receive)
         message = options[execution.choose_value(ChoiceKind.MATCH, len(options))]
+        touched = self._next_messages(receive) + ((message.slot, Access.WRITE),)
         if message.buffer is not None:
             # The transfer reads the isend's live buffer (it must be unchanged):
             # agent#N is written by every step of the sender's agent.
-            execution.touch(((f"agent#{message.state.agent.id}", Access.READ),))
+            touched += ((f"agent#{message.state.agent.id}", Access.READ),)
+        execution.touch(touched)
+        receive.touches = ((message.slot, Access.READ),)
         bug = self._transfer_problem(receive, message)
         if bug is not None:
             return bug
         dst = receive.state.rank
-        self.queues[(receive.group.name, message.state.rank, dst, receive.tag)].popleft()
+        key = (receive.group.name, message.state.rank, dst, receive.tag)
+        self.queues[key].popleft()
+        self.taken[key] = self.taken.get(key, 0) + 1
         if isinstance(message.payload, torch.Tensor):
             receive.buffer.copy_(message.payload.reshape(receive.buffer.shape))  # type: ignore[attr-defined]
         else:

@@ -116,6 +116,8 @@ class Work:
             raise torch.distributed.DistBackendError(
                 f"Work.wait() of {part.op} on rank {state.rank} timed out after {seconds:g}s"
             )
+        # What the transfer touched is known once it happened (the message a receive took).
+        execution.touch(part.touches)
         execution.emit(state.agent, "wait", {"op": part.op, "rank": state.rank})
         self._settle()
         return True
