@@ -99,4 +99,6 @@ def test_a_sync_actor_busy_forever_lets_the_drivers_get_time_out(tmp_path: Path,
         capture_output=True, text=True, timeout=300,
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "no bug found: 0 bugs in 30 executions" in done.stdout
+    # dfs may exhaust the program (and say so) before the budget.
+    assert "no bug found: 0 bugs in" in done.stdout
+    assert strategy_name == "dfs" or "0 bugs in 30 executions" in done.stdout

@@ -71,9 +71,9 @@ def reversible_races(
             seen = order.clocks[creator] if 0 <= creator < executed else [0] * order.agents
         candidates = _dependent_before(agent, operation, seen, extended, accesses, order)
         reversible = {}
-        for index in candidates:
+        for index, racing in candidates.items():
             runnable = runnable_before(index)
-            if runnable is None:
+            if runnable is None or (not racing and agent not in runnable):
                 continue
             between = [k for k in range(index + 1, min(later, executed)) if not order.before(index, k)]
             if (previous is None or previous < index) and agent not in runnable:
@@ -99,16 +99,22 @@ def _dependent_before(
     steps: Sequence[tuple[int, Operation]],
     accesses: dict[str, list[tuple[int, Access]]],
     order: HappensBefore,
-) -> set[int]:
-    """Earlier steps of other agents dependent with this one that it had not seen."""
-    found: set[int] = set()
+) -> dict[int, bool]:
+    """Earlier steps of other agents dependent with this one that it had not seen.
+
+    Each maps to whether the two can race; a release and a take of one object
+    cannot, unless the taker could act while the object was held (its timed
+    wait could give up there).
+    """
+    found: dict[int, bool] = {}
     for name, access in touches(agent, operation):
         for index, other_access in accesses.get(name, ()):
-            if not races_on_one_object(access, other_access):
+            if access is Access.READ and other_access is Access.READ:
                 continue
             other = steps[index][0]
             if other != agent and order.ordinal[index] > seen[other]:
-                found.add(index)
+                racing = races_on_one_object(access, other_access)
+                found[index] = found.get(index, False) or racing
     return found
 
 
