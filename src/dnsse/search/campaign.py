@@ -302,7 +302,7 @@ def run_campaign(
     # A bug-free exhausted search is a statement; with a bug, the bug is the news.
     finished_clean = _exhausted(strategy) and not campaign.found
     verified = strategy.verified() if finished_clean else None  # type: ignore[attr-defined]
-    unverified = strategy.unverified() if finished_clean else None  # type: ignore[attr-defined]
+    unverified = getattr(strategy, "unverified", lambda: None)() if finished_clean else None
     result = campaign.result(
         strategy.name, executions, verified, engine_report(strategy), notes_of(strategy), unverified
     )
