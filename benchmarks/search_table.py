@@ -5,6 +5,8 @@ and ``benchmarks/programs/*.py``; ``--all-tests`` adds the rest of
 ``tests/programs``) one row:
 
 - ``brute``: every schedule, no reduction (``dnsse.search.brute_force``);
+- ``classes``: how many distinct classes (equivalent schedules counted once)
+  brute force's bug-free schedules fall into: the least any reduction can run;
 - ``dfs p<=1`` / ``dfs p<=2``: executions of ``dfs --preemption-bound 1/2``
   to exhaust its bound (exact: as many as brute force has schedules within it);
 - ``dpor``: executions of ``dfs`` without a bound (one per equivalence class,
@@ -28,11 +30,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from dnsse.engine.choices import Chooser
+from dnsse.engine.choices import ChoiceKind, Chooser
 from dnsse.engine.runner import ExecutionResult, run_execution
 from dnsse.engine.target import LoadedTarget, TargetSpec
 from dnsse.frameworks.base import framework_named
 from dnsse.search.brute_force import all_schedules
+from dnsse.search.dependency import canonical_order
 from dnsse.search.registry import make_strategy
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -78,31 +81,39 @@ def world_size_of(path: Path, function: str) -> int:
     return 2
 
 
-def exhaust(run: Run, strategy_name: str, bound: int | None, cap: int, seconds: float) -> Cell:
+def exhaust(run: Run, strategy_name: str, bound: int | None, cap: int, seconds: float) -> tuple[Cell, bool]:
+    """Executions until the strategy has nothing left to try, and whether any of them showed a bug."""
     strategy = make_strategy(strategy_name, 0, preemption_bound=bound)
     started = time.perf_counter()
-    executions = 0
+    executions, buggy = 0, False
     while not strategy.exhausted:  # type: ignore[attr-defined]
         if executions >= cap or time.perf_counter() - started > seconds:
-            return Cell(executions, capped=True)
-        strategy.observe(run(strategy.chooser_for(executions)))
+            return Cell(executions, capped=True), buggy
+        result = run(strategy.chooser_for(executions))
+        buggy = buggy or result.bug is not None
+        strategy.observe(result)
         executions += 1
-    return Cell(executions)
+    return Cell(executions), buggy
 
 
-def brute(run: Run, cap: int, seconds: float) -> tuple[Cell, bool]:
-    """The number of schedules, and whether any of them shows a bug."""
+def brute(run: Run, cap: int, seconds: float) -> tuple[Cell, Cell, bool]:
+    """The number of schedules, of their distinct classes, and whether any of them shows a bug."""
     started = time.perf_counter()
     count, buggy = 0, False
+    classes: set = set()
     try:
         for schedule in all_schedules(run, limit=cap):
             count += 1
-            buggy = buggy or schedule.result.bug is not None
+            result = schedule.result
+            buggy = buggy or result.bug is not None
+            if result.bug is None:
+                values = tuple(c.index for c in result.choices if c.kind not in (ChoiceKind.AGENT, ChoiceKind.SEED))
+                classes.add((canonical_order(result.history, result.created_at), values))
             if time.perf_counter() - started > seconds:
-                return Cell(count, capped=True), buggy
+                return Cell(count, capped=True), Cell(len(classes), capped=True), buggy
     except ValueError:
-        return Cell(count, capped=True), buggy
-    return Cell(count), buggy
+        return Cell(count, capped=True), Cell(len(classes), capped=True), buggy
+    return Cell(count), Cell(len(classes)), buggy
 
 
 def first_bug(run: Run, strategy_name: str, seed: int, cap: int, seconds: float) -> Cell | None:
@@ -140,9 +151,10 @@ def row(path: Path, function: str, cap: int, seeds: int, seconds: float) -> list
         def run(chooser: Chooser) -> ExecutionResult:
             return run_execution(target, framework, chooser)
 
-        schedules, buggy = brute(run, cap, seconds)
-        dpor = exhaust(run, "dfs", None, cap, seconds)
-        bounded = [exhaust(run, "dfs", bound, cap, seconds) for bound in (1, 2)]
+        schedules, classes, buggy = brute(run, cap, seconds)
+        dpor, dpor_buggy = exhaust(run, "dfs", None, cap, seconds)
+        buggy = buggy or dpor_buggy
+        bounded = [exhaust(run, "dfs", bound, cap, seconds)[0] for bound in (1, 2)]
         # A search that ran every schedule (or every class) without a bug proves
         # there is none to find: the first-bug columns would only burn the cap.
         correct = not buggy and (not schedules.capped or not dpor.capped)
@@ -155,10 +167,12 @@ def row(path: Path, function: str, cap: int, seeds: int, seconds: float) -> list
     name = f"{path.name}:{function}" + (f" (ws {world_size})" if framework.name == "torch" else "")
     seen_bug = buggy or any(not cell.startswith(">") and cell != NO_BUG for cell in found)
     verdict = "no" if correct else ("yes" if seen_bug else "?")
-    return [name, framework.name, verdict, str(schedules), *map(str, bounded), str(dpor), *found]
+    return [name, framework.name, verdict, str(schedules), str(classes), *map(str, bounded), str(dpor), *found]
 
 
-HEADER = ["program", "framework", "bug", "brute", "dfs p<=1", "dfs p<=2", "dpor", "random", "pct", "pos", "dfs"]
+HEADER = [
+    "program", "framework", "bug", "brute", "classes", "dfs p<=1", "dfs p<=2", "dpor", "random", "pct", "pos", "dfs"
+]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -170,7 +184,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--match", default="", help="only programs whose FILE:FUNC contains this text")
     parser.add_argument("--out", type=Path, default=None, help="also write the table (markdown) here")
     arguments = parser.parse_args(argv)
-    files = sorted(TEST_PROGRAMS.glob("*.py" if arguments.all_tests else "search_*.py"))
+    files = sorted(TEST_PROGRAMS.glob("*.py")) if arguments.all_tests else sorted(
+        [*TEST_PROGRAMS.glob("search_*.py"), *TEST_PROGRAMS.glob("dpor_*.py")]
+    )
     files += sorted(BENCHMARK_PROGRAMS.glob("*.py"))
     lines = ["| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
     print(lines[0], lines[1], sep="\n", flush=True)
@@ -181,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
             try:
                 cells = row(path, function, arguments.cap, arguments.seeds, arguments.cell_seconds)
             except Exception as error:  # noqa: BLE001 - one broken program must not end the table
-                cells = [f"{path.name}:{function}", "?", f"error: {type(error).__name__}: {error}"] + [""] * 8
+                cells = [f"{path.name}:{function}", "?", f"error: {type(error).__name__}: {error}"] + [""] * 9
             lines.append("| " + " | ".join(cells) + " |")
             print(lines[-1], flush=True)
     if arguments.out is not None:

@@ -5,13 +5,12 @@ execution (the engine is stateless: each run starts over and replays a
 prefix). Two modes, each with a guarantee that holds when the search
 exhausts its tree without a bug:
 
-**No bound (default): dynamic partial-order reduction.** Flanagan and
-Godefroid's DPOR (POPL 2005) with sleep sets (Godefroid 1996). After each
-execution, every race (two dependent steps of different agents that
-happen-before does not otherwise order) adds the later agent as an
-alternative at the state before the earlier step, or every runnable agent
-there when the later one could not run then; sleep sets keep equivalent
-orders of independent steps from being run twice. Guarantee: every schedule
+**No bound (default): dynamic partial-order reduction.** Source-DPOR
+(Abdulla et al., JACM 2017) with sleep sets (Godefroid 1996), on what each
+step touched as it ran. After each execution, every race that another order
+could reverse (:mod:`dnsse.search.races`) schedules one agent that starts
+the reversed order at the state before the earlier step; sleep sets keep
+equivalent orders of independent steps from being run twice. Guarantee: every schedule
 of the program is equivalent (same steps, dependent steps in the same order,
 see :mod:`dnsse.search.dependency`) to an executed one, so every deadlock,
 exception or mismatch any schedule can show was seen.
@@ -275,7 +274,7 @@ class DfsStrategy:
             return {
                 "bound": "none",
                 "executions": self.executions,
-                "method": "DPOR (Flanagan-Godefroid) with sleep sets",
+                "method": "source-DPOR with sleep sets, on the footprints steps showed as they ran",
                 "covers": "every schedule is equivalent to an executed one (same steps, dependent steps in the "
                 "same order, timed waits expiring or not), and every value choice (message matches, faults) was "
                 "enumerated",
