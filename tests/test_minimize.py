@@ -20,8 +20,8 @@ def test_minimized_schedule_reproduces_the_bug_with_fewer_preemptions() -> None:
         original = GuidedChooser(found.choices)
         run_execution(target, framework, original)
 
-        def run(chooser):
-            return run_execution(target, framework, chooser)
+        def run(chooser, expected):
+            return run_execution(target, framework, chooser, expected=expected)
 
         smaller = minimize(run, found.choices, found.bug.signature())
         assert smaller is not None
@@ -42,4 +42,4 @@ def test_a_bug_that_guided_replay_cannot_reproduce_is_left_alone() -> None:
     with framework.activate():
         result = run_execution(target, framework, SeededChooser(1))
         assert result.bug is None
-        assert minimize(lambda c: run_execution(target, framework, c), result.choices, ("exception", "x")) is None
+        assert minimize(lambda c, e: run_execution(target, framework, c, expected=e), result.choices, ("exception", "x")) is None

@@ -149,6 +149,9 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     arguments = _parser().parse_args(argv)
+    if argv is None:
+        # Run as a command (not called from Python): a fixed hash seed before any work.
+        _run_under_fixed_hash_seed(arguments)
     try:
         if supervised_directory() is None and arguments.command in ("check", "replay"):
             # This process only watches: the target runs in a child that may die (dnsse.search.supervisor).
@@ -192,6 +195,19 @@ def internal_error_message(error: BaseException, debug: bool) -> str:
         f"This is a dnsse bug, not a bug of the program under test. Please report it at {REPORT_BUGS_AT} "
         f"with the command you ran ({where}).\n"
     )
+
+
+def _run_under_fixed_hash_seed(arguments: argparse.Namespace) -> None:
+    """Re-execute under the campaign's hash seed, or the one the replayed trace was recorded under."""
+    from dnsse.engine.hash_seed import campaign_hash_seed, run_under_hash_seed
+
+    seed: int | None = campaign_hash_seed()
+    if arguments.command == "replay":
+        from dnsse.report.trace import recorded_hash_seed
+
+        seed = recorded_hash_seed(arguments.trace)
+    if seed is not None:
+        run_under_hash_seed(seed)
 
 
 def _validate(arguments: argparse.Namespace) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import _thread
 import sys
+from types import FrameType
 from typing import TYPE_CHECKING, Callable
 
 from dnsse.engine.operation import START, Operation
@@ -96,7 +97,7 @@ FINISHED = object()
 class ThreadAgent(Agent):
     """An agent that runs ``body`` in an OS thread of its own."""
 
-    __slots__ = ("body", "_baton", "thread_ident", "started", "exited", "on_start", "handle")
+    __slots__ = ("body", "_baton", "thread_ident", "started", "exited", "on_start", "handle", "frame")
 
     def __init__(
         self,
@@ -119,6 +120,8 @@ class ThreadAgent(Agent):
         self.on_start = on_start
         # The user-facing object that stands for this agent (a Thread, a rank).
         self.handle: object = None
+        # The frame that stopped at the agent's latest scheduling point: where it waits.
+        self.frame: FrameType | None = None
 
     def launch(self) -> None:
         """Start the OS thread; it parks until the scheduler picks it."""
@@ -161,4 +164,5 @@ class ThreadAgent(Agent):
             if trace_hook is not None:
                 sys.settrace(None)
             set_current_agent(None)
+            self.frame = None
             self.exited.release()

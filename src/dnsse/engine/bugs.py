@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
+
+_ADDRESS = re.compile(r"0x[0-9a-fA-F]{6,}")
 
 
 class BugKind:
@@ -32,8 +35,11 @@ class Bug:
     step: int | None = None
 
     def signature(self) -> tuple[str, str]:
-        """What makes two bugs the same bug, for deduplication across executions."""
-        return (self.kind, self.message)
+        """What makes two bugs the same bug, for deduplication across executions and replays.
+
+        Addresses in reprs (``<Node object at 0x7f...>``) differ from run to run.
+        """
+        return (self.kind, _ADDRESS.sub("0x...", self.message))
 
     def to_json(self) -> dict:
         return {

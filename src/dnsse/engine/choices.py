@@ -9,10 +9,11 @@ recorded, so traces stay short.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Callable, Protocol, Sequence
 
 if TYPE_CHECKING:
+    from dnsse.engine.determinism import DeterminismCheck
     from dnsse.engine.operation import Operation
 
 
@@ -27,25 +28,61 @@ class ChoiceKind:
 
 
 @dataclass(frozen=True, slots=True)
+class Chosen:
+    """What a choice chose: which agent, doing what, where in the program.
+
+    For a scheduling choice, the agent that ran and the operation it was
+    stopped at; for a value choice, the agent that asked. ``where`` is
+    ``file.py:LINE`` relative to the target's directory, so a trace checks the
+    same wherever it is replayed from.
+    """
+
+    agent: str
+    operation: str
+    where: str = ""
+
+    def describe(self) -> str:
+        at = f" at {self.where}" if self.where else ""
+        return f"{self.agent}'s {self.operation}{at}"
+
+    def to_json(self) -> dict:
+        return {"agent": self.agent, "operation": self.operation, "where": self.where}
+
+    @staticmethod
+    def from_json(raw: object) -> Chosen:
+        if not isinstance(raw, dict) or not all(isinstance(raw.get(key, ""), str) for key in ("agent", "operation", "where")):
+            raise ValueError(f"what a choice chose must be {{agent, operation, where}} strings, got {raw!r}")
+        return Chosen(raw.get("agent", ""), raw.get("operation", ""), raw.get("where", ""))
+
+
+@dataclass(frozen=True, slots=True)
 class Choice:
     kind: str
     options: int
     index: int
+    # What was chosen; None in traces written before it was recorded, and in
+    # answers that minimization plans without a run.
+    chosen: Chosen | None = field(default=None, compare=False)
 
     def to_json(self) -> list:
-        return [self.kind, self.options, self.index]
+        if self.chosen is None:
+            return [self.kind, self.options, self.index]
+        return [self.kind, self.options, self.index, self.chosen.to_json()]
 
     @staticmethod
     def from_json(raw: object) -> Choice:
         if (
             not isinstance(raw, list)
-            or len(raw) != 3
+            or len(raw) not in (3, 4)
             or not isinstance(raw[0], str)
-            or not all(isinstance(x, int) and not isinstance(x, bool) for x in raw[1:])
+            or not all(isinstance(x, int) and not isinstance(x, bool) for x in raw[1:3])
             or not 0 <= raw[2] < raw[1]
         ):
-            raise ValueError(f"a choice must be [kind, options, index] with 0 <= index < options, got {raw!r}")
-        return Choice(raw[0], raw[1], raw[2])
+            raise ValueError(
+                f"a choice must be [kind, options, index] or [kind, options, index, chosen] "
+                f"with 0 <= index < options, got {raw!r}"
+            )
+        return Choice(raw[0], raw[1], raw[2], Chosen.from_json(raw[3]) if len(raw) == 4 else None)
 
 
 class Chooser(Protocol):
@@ -97,18 +134,27 @@ class TraceDivergence(Exception):
 
 
 class RecordingChooser:
-    """Wraps a chooser and records every real choice it makes."""
+    """Wraps a chooser and records every real choice it makes, with what it chose.
 
-    __slots__ = ("inner", "choices")
+    ``check`` (a :class:`~dnsse.engine.determinism.DeterminismCheck`) compares
+    each choice with the one a followed trace recorded. ``offered(i)`` says
+    what option ``i`` is (the runnable agent ``runnable[i]``, or who asks for
+    a value); it is called only for the option taken, or for a message.
+    """
 
-    def __init__(self, inner: Chooser) -> None:
+    __slots__ = ("inner", "choices", "check")
+
+    def __init__(self, inner: Chooser, check: DeterminismCheck | None = None) -> None:
         self.inner = inner
         self.choices: list[Choice] = []
+        self.check = check
 
-    def next_agent(self, runnable: Sequence[int], current: int | None, step: int) -> int:
+    def next_agent(
+        self, runnable: Sequence[int], current: int | None, step: int, offered: Callable[[int], Chosen]
+    ) -> int:
+        self._before(ChoiceKind.AGENT, len(runnable), offered)
         index = self.inner.next_agent(runnable, current, step)
-        self.choices.append(Choice(ChoiceKind.AGENT, len(runnable), index))
-        return index
+        return self._record(ChoiceKind.AGENT, len(runnable), index, offered)
 
     def next_agent_seeing(
         self,
@@ -117,16 +163,29 @@ class RecordingChooser:
         step: int,
         operations: Sequence[Operation],
         history: Sequence[tuple[int, Operation]],
+        offered: Callable[[int], Chosen],
     ) -> int:
+        self._before(ChoiceKind.AGENT, len(runnable), offered)
         index = self.inner.next_agent_seeing(runnable, current, step, operations, history)  # type: ignore[attr-defined]
-        self.choices.append(Choice(ChoiceKind.AGENT, len(runnable), index))
-        return index
+        return self._record(ChoiceKind.AGENT, len(runnable), index, offered)
 
-    def next_value(self, kind: str, options: int) -> int:
+    def next_value(self, kind: str, options: int, asker: Callable[[], Chosen]) -> int:
+        self._before(kind, options, lambda i: asker())
         index = self.inner.next_value(kind, options)
         if not 0 <= index < options:
             raise ValueError(f"chooser answered {index} for a {kind} choice among {options}")
-        self.choices.append(Choice(kind, options, index))
+        return self._record(kind, options, index, lambda i: asker())
+
+    def _before(self, kind: str, options: int, offered: Callable[[int], Chosen]) -> None:
+        if self.check is not None:
+            count = options if kind == ChoiceKind.AGENT else 1
+            self.check.before(len(self.choices), kind, options, lambda: [offered(i) for i in range(count)])
+
+    def _record(self, kind: str, options: int, index: int, offered: Callable[[int], Chosen]) -> int:
+        choice = Choice(kind, options, index, offered(index))
+        if self.check is not None:
+            self.check.after(len(self.choices), choice)
+        self.choices.append(choice)
         return index
 
 

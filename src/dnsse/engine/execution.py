@@ -14,12 +14,14 @@ import sys
 import time
 import traceback
 from dataclasses import dataclass, field
+from types import FrameType
 from typing import Callable
 
 from dnsse.engine.agent import FINISHED, Agent, StepAgent, ThreadAgent, Wait
 from dnsse.engine.bugs import Bug, BugKind
-from dnsse.engine.choices import Chooser, RecordingChooser, TraceDivergence
-from dnsse.engine.location import frame_location
+from dnsse.engine.choices import Chooser, Chosen, RecordingChooser, TraceDivergence
+from dnsse.engine.determinism import DeterminismCheck, Expected
+from dnsse.engine.location import frame_location, source_line
 from dnsse.engine.object_names import ObjectNames
 from dnsse.engine.operation import Access, Operation, expiry_of
 
@@ -61,8 +63,15 @@ class Event:
 
 
 class Execution:
-    def __init__(self, chooser: Chooser, limits: Limits = Limits(), source_files: frozenset[str] = frozenset()) -> None:
-        self.chooser = RecordingChooser(chooser)
+    def __init__(
+        self,
+        chooser: Chooser,
+        limits: Limits = Limits(),
+        source_files: frozenset[str] = frozenset(),
+        expected: Expected | None = None,
+    ) -> None:
+        # With ``expected`` (a trace to follow), every choice is checked against it.
+        self.chooser = RecordingChooser(chooser, DeterminismCheck(expected) if expected is not None else None)
         # Asked once per execution, so choosers that do not look at operations
         # (random, pct, replay) cost nothing extra in the step loop.
         self._sees_operations = bool(getattr(chooser, "wants_operations", False))
@@ -124,6 +133,7 @@ class Execution:
             # Unwinding: what the agent was stopped at stays its pending operation.
             raise ExecutionAborted()
         agent.pending = operation
+        agent.frame = sys._getframe(1)
         self._switch(agent)
 
     def block(self, agent: ThreadAgent, wait: Wait, operation: Operation) -> bool:
@@ -138,6 +148,7 @@ class Execution:
         if wait.timeout is not None:
             wait.expiry = expiry_of(operation, wait.timeout)
         agent.waiting = wait
+        agent.frame = sys._getframe(1)
         self._switch(agent)
         return not wait.timed_out
 
@@ -162,14 +173,32 @@ class Execution:
             observer(event)
 
     def choose_value(self, kind: str, options: int) -> int:
-        """A non-scheduling choice (a message match, a fault, an input value)."""
+        """A non-scheduling choice (a message match, a fault, an input value) of the running agent."""
         if options <= 1:
             return 0
+        asker = current_agent()
+        frame = sys._getframe(1)
         try:
-            return self.chooser.next_value(kind, options)
+            return self.chooser.next_value(
+                kind, options, lambda: Chosen(asker.name if asker is not None else "-", kind, self._where(frame))
+            )
         except TraceDivergence as divergence:
             self.diverge(str(divergence))
             raise ExecutionAborted() from None
+
+    def describe(self, agent: Agent, expiring: bool = False) -> Chosen:
+        """What running ``agent`` now means (its wait expiring, if so), for the record of a choice."""
+        frame = agent.frame if isinstance(agent, ThreadAgent) else None
+        operation = agent.waiting.expiry if expiring else agent.pending  # type: ignore[union-attr]
+        return Chosen(agent.name, operation.kind, self._where(frame))  # type: ignore[union-attr]
+
+    def _where(self, frame: FrameType | None) -> str:
+        files = self.source_files
+        while frame is not None:
+            if frame.f_code.co_filename in files:
+                return source_line(frame)
+            frame = frame.f_back
+        return ""
 
     def _switch(self, agent: ThreadAgent) -> None:
         if self.aborted:
@@ -238,9 +267,12 @@ class Execution:
                     self.step,
                     [self.agents[i].pending for i in enabled] + [a.waiting.expiry for a in expiring],  # type: ignore[union-attr]
                     self.history,
+                    lambda i: self.describe(self.agents[runnable[i]], i >= len(enabled)),
                 )
             else:
-                index = self.chooser.next_agent(runnable, going_on, self.step)
+                index = self.chooser.next_agent(
+                    runnable, going_on, self.step, lambda i: self.describe(self.agents[runnable[i]], i >= len(enabled))
+                )
             chosen = self.agents[runnable[index]]
             operation = chosen.pending
             if index >= len(enabled):

@@ -1,14 +1,23 @@
-"""Every execution starts from the same state: a fresh directory and seeded RNGs."""
+"""Every execution starts from the same state, and leaves none behind for the next one.
+
+An execution is a function of (target, choices) only if nothing carries over
+from the executions before it. Besides a fresh working directory and seeded
+generators (:mod:`.entropy`), the process-wide state a program commonly
+changes is put back after every execution: ``os.environ``, ``sys.path``, and
+torch's global flags (default dtype and device, grad mode, deterministic
+algorithms, anomaly detection, intra-op threads).
+"""
 
 from __future__ import annotations
 
 import contextlib
 import os
-import random
 import shutil
 import sys
 import tempfile
-from typing import Iterator
+from typing import Callable, Iterator
+
+from dnsse.engine.entropy import entropy_from_seed, seed_random_generators
 
 from dnsse.engine.flight import supervised_directory
 
@@ -28,12 +37,61 @@ def fresh_working_directory() -> Iterator[str]:
         shutil.rmtree(directory, ignore_errors=True)
 
 
-def seed_random_generators(seed: int) -> None:
-    """Seed Python's, NumPy's and torch's global generators (those already imported)."""
-    random.seed(seed)
-    numpy = sys.modules.get("numpy")
-    if numpy is not None:
-        numpy.random.seed(seed % (2**32))
+@contextlib.contextmanager
+def isolated_execution(seed: int) -> Iterator[None]:
+    """Seed every generator from ``seed``; restore the process-wide state when the block ends."""
+    environment = dict(os.environ)
+    path = list(sys.path)
+    restore_torch = _torch_flags()
+    seed_random_generators(seed)
+    try:
+        with entropy_from_seed(seed):
+            yield
+    finally:
+        if os.environ != environment:
+            _restore_environment(environment)
+        if sys.path != path:
+            sys.path[:] = path
+        if restore_torch is not None:
+            restore_torch()
+
+
+def _restore_environment(saved: dict[str, str]) -> None:
+    # Through os.environ, so that the C-level environment (putenv) follows.
+    for name in [name for name in os.environ if name not in saved]:
+        del os.environ[name]
+    for name, value in saved.items():
+        if os.environ.get(name) != value:
+            os.environ[name] = value
+
+
+def _torch_flags() -> Callable[[], None] | None:
+    """Put torch's global flags back as they are now; ``None`` when torch is not imported."""
     torch = sys.modules.get("torch")
-    if torch is not None and hasattr(torch, "manual_seed"):
-        torch.manual_seed(seed)
+    if torch is None or not hasattr(torch, "get_default_dtype"):
+        return None
+    dtype = torch.get_default_dtype()
+    device = torch.get_default_device() if hasattr(torch, "get_default_device") else None
+    grad = torch.is_grad_enabled()
+    deterministic = torch.are_deterministic_algorithms_enabled()
+    warn_only = torch.is_deterministic_algorithms_warn_only_enabled()
+    anomaly = torch.is_anomaly_enabled()
+    threads = torch.get_num_threads()
+
+    def restore() -> None:
+        if torch.get_default_dtype() != dtype:
+            torch.set_default_dtype(dtype)
+        if device is not None and torch.get_default_device() != device:
+            torch.set_default_device(device)
+        torch.set_grad_enabled(grad)
+        if (torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled()) != (
+            deterministic,
+            warn_only,
+        ):
+            torch.use_deterministic_algorithms(deterministic, warn_only=warn_only)
+        if torch.is_anomaly_enabled() != anomaly:
+            torch.set_anomaly_enabled(anomaly)
+        if torch.get_num_threads() != threads:
+            torch.set_num_threads(threads)
+
+    return restore

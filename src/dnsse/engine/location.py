@@ -18,3 +18,8 @@ def short_path(path: str) -> str:
 
 def frame_location(frame: FrameType) -> str:
     return f"{short_path(frame.f_code.co_filename)}:{frame.f_lineno}"
+
+
+def source_line(frame: FrameType) -> str:
+    """``file.py:LINE`` by file name only: the same wherever the program is run from."""
+    return f"{os.path.basename(frame.f_code.co_filename)}:{frame.f_lineno}"

@@ -6,10 +6,11 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol, Sequence
 
 from dnsse.engine.bugs import Bug
-from dnsse.engine.choices import Choice, Chooser, ChoiceKind
+from dnsse.engine.choices import Choice, Chooser, ChoiceKind, Chosen, TraceDivergence
+from dnsse.engine.determinism import Expected
 from dnsse.engine.execution import Event, Execution, ExecutionAborted, Limits
 from dnsse.engine.inputs import InputSlot, draw_inputs, input_slots
-from dnsse.engine.isolation import fresh_working_directory, seed_random_generators
+from dnsse.engine.isolation import fresh_working_directory, isolated_execution
 from dnsse.engine.operation import Operation
 from dnsse.engine.output import CapturedOutput, captured_output
 from dnsse.engine.process_calls import process_calls_controlled
@@ -18,6 +19,7 @@ from dnsse.errors import BadInput
 from dnsse.frameworks.base import Framework
 
 SEED_OPTIONS = 2**31
+_SEEDING = Chosen("-", "seed")
 
 
 class Monitor(Protocol):
@@ -66,6 +68,7 @@ def run_execution(
     trace_hook: Callable[[Callable | None], Callable] | None = None,
     monitors: Sequence[Monitor] = (),
     capture_output: bool = True,
+    expected: Expected | None = None,
 ) -> ExecutionResult:
     """Run ``target`` once; the framework's APIs must already be active.
 
@@ -77,18 +80,23 @@ def run_execution(
     ``Execution.trace_hook``); branch coverage uses it. ``monitors`` watch
     the run (they may stop it with a bug) and judge it when it completed.
     With ``capture_output`` the program's prints are kept in the result
-    instead of reaching the terminal.
+    instead of reaching the terminal. ``expected`` is a trace the run must
+    follow: a choice that differs from it ends the run with ``divergence``
+    saying where and how.
     """
-    execution = Execution(chooser, limits, target.source_files)
+    execution = Execution(chooser, limits, target.source_files, expected)
     execution.trace_hook = trace_hook
     verdicts = [monitor.attach(execution) for monitor in monitors]
-    seed = execution.chooser.next_value(ChoiceKind.SEED, SEED_OPTIONS)
     with fresh_working_directory(), process_calls_controlled():
         parameters = framework.inputs(target)
         try:
+            seed = execution.chooser.next_value(ChoiceKind.SEED, SEED_OPTIONS, lambda: _SEEDING)
             inputs = draw_inputs(
                 parameters, lambda options: execution.choose_value(ChoiceKind.INPUT, options), pinned
             )
+        except TraceDivergence as divergence:
+            execution.diverge(str(divergence))
+            return ExecutionResult(None, execution.chooser.choices, {}, 0, 0.0, divergence=execution.divergence)
         except ExecutionAborted:
             return ExecutionResult(None, execution.chooser.choices, {}, 0, 0.0, divergence=execution.divergence)
         given = inputs
@@ -99,8 +107,7 @@ def run_execution(
                 for p in parameters
             }
             given.update({k: v for k, v in inputs.items() if k not in given})
-        with captured_output(capture_output) as output:
-            seed_random_generators(seed)
+        with isolated_execution(seed), captured_output(capture_output) as output:
             framework.start(execution, target, given)
             execution.run()
             if execution.bug is None and execution.divergence is None:
@@ -115,6 +122,10 @@ def run_execution(
                     execution.report_after_run(bug)
     if execution.refusal is not None:
         raise BadInput(execution.refusal)
+    if execution.divergence is None and execution.chooser.check is not None:
+        unfitting = execution.chooser.check.at_end(len(execution.chooser.choices))
+        if unfitting is not None:
+            execution.divergence = unfitting
     return ExecutionResult(
         bug=execution.bug,
         choices=execution.chooser.choices,

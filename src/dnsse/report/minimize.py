@@ -17,6 +17,11 @@ The score is the number of answers that differ from the default, i.e. the
 preemptions and non-default values a person has to read. Every kept sequence
 is the one recorded by the run that reproduced the bug, so it replays
 strictly.
+
+The unedited prefix of every plan was recorded by an earlier run, so each
+attempt must make exactly those choices before its first edit; one that does
+not shows the program is not deterministic under control
+(:class:`NotDeterministic`, with where it went another way).
 """
 
 from __future__ import annotations
@@ -25,7 +30,9 @@ import time
 from typing import Callable, Sequence
 
 from dnsse.engine.choices import Choice, ChoiceKind
+from dnsse.engine.determinism import Expected
 from dnsse.engine.runner import ExecutionResult
+from dnsse.errors import NotDeterministic
 
 # A planned answer: the recorded choice, or None for "the default here".
 Plan = list[Choice | None]
@@ -71,7 +78,7 @@ class GuidedChooser:
 
 
 def minimize(
-    run: Callable[[GuidedChooser], ExecutionResult],
+    run: Callable[[GuidedChooser, Expected], ExecutionResult],
     choices: list[Choice],
     signature: tuple[str, str],
     max_attempts: int = 300,
@@ -79,17 +86,22 @@ def minimize(
 ) -> ExecutionResult | None:
     """The run with the smallest-scoring choices found that reproduces ``signature``.
 
-    ``None`` when even the unedited choices do not reproduce it under guided
-    replay (then the found trace is kept as it is).
+    ``run(chooser, expected)`` runs the target once, checking its choices
+    against ``expected``. ``None`` when even the unedited choices do not
+    reproduce the bug under guided replay (then the found trace is kept as it
+    is); NotDeterministic when a run left the recorded choices of a plan.
     """
     deadline = time.perf_counter() + max_seconds
     attempts = 0
 
-    def attempt(plan: Plan) -> tuple[ExecutionResult, int] | None:
+    def attempt(plan: Plan, trusted: int) -> tuple[ExecutionResult, int] | None:
+        """Run ``plan``, whose first ``trusted`` answers are the recorded choices of an earlier run."""
         nonlocal attempts
         attempts += 1
         chooser = GuidedChooser(plan)
-        result = run(chooser)
+        result = run(chooser, Expected([c for c in plan[:trusted] if c is not None], complete=False))
+        if result.divergence is not None:
+            raise NotDeterministic(result.divergence)
         if result.bug is None or result.bug.signature() != signature:
             return None
         return result, chooser.deviations
@@ -97,7 +109,7 @@ def minimize(
     def budget_left() -> bool:
         return attempts < max_attempts and time.perf_counter() < deadline
 
-    baseline = attempt(list(choices))
+    baseline = attempt(list(choices), len(choices))
     if baseline is None:
         return None
     best, best_score = baseline
@@ -105,10 +117,10 @@ def minimize(
     # A bug that one preemption shows is found directly: the default schedule
     # with a single different answer, position by position.
     if best_score > 1:
-        plain = attempt([])
+        plain = attempt([], 0)
         if plain is not None:
             return plain[0]
-        default_run = run(GuidedChooser([]))
+        default_run = run(GuidedChooser([]), Expected([], complete=False))
         for position, choice in enumerate(default_run.choices):
             if not budget_left():
                 break
@@ -116,7 +128,7 @@ def minimize(
                 if answer == choice.index:
                     continue
                 plan: Plan = list(default_run.choices[:position]) + [Choice(choice.kind, choice.options, answer)]
-                found = attempt(plan)
+                found = attempt(plan, position)
                 if found is not None and found[1] < best_score:
                     best, best_score = found
                     break
@@ -127,7 +139,7 @@ def minimize(
     # sequences are scanned from the shortest prefix up; long ones bisected.
     if 2 * len(best.choices) <= max_attempts:
         for length in range(len(best.choices)):
-            found = attempt(list(best.choices[:length]))
+            found = attempt(list(best.choices[:length]), length)
             if found is not None and found[1] <= best_score:
                 best, best_score = found
                 break
@@ -135,7 +147,7 @@ def minimize(
         low, high = 0, len(best.choices)
         while low < high and budget_left():
             middle = (low + high) // 2
-            found = attempt(list(best.choices[:middle]))
+            found = attempt(list(best.choices[:middle]), middle)
             if found is not None and found[1] <= best_score:
                 best, best_score = found
                 high = min(middle, len(best.choices))
@@ -151,7 +163,7 @@ def minimize(
             # Two edits per position: answer by default, or drop the choice so
             # the later ones shift into its place.
             for plan in (current[:index] + [None] + current[index + 1 :], current[:index] + current[index + 1 :]):
-                found = attempt(plan)
+                found = attempt(plan, index)
                 if found is not None and found[1] < best_score:
                     best, best_score = found
                     improved = True

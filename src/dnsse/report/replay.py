@@ -9,7 +9,8 @@ from typing import Sequence
 from dnsse.engine.choices import ReplayChooser, TraceDivergence
 from dnsse.engine.flight import active_recorder
 from dnsse.engine.runner import ExecutionResult, Monitor, run_execution
-from dnsse.errors import BadInput
+from dnsse.errors import BadInput, NotDeterministic
+from dnsse.report.confirm import ADVICE, unreproduced
 from dnsse.report.trace import Trace, read_trace
 from dnsse.search.campaign import load, pin_inputs, preflight
 from dnsse.spec.sources import load_suite
@@ -30,8 +31,10 @@ def replay(path: Path, monitors: Sequence[Monitor] = ()) -> ReplayOutcome:
     """Run the trace at ``path`` once; ``monitors`` watch the run besides the trace's specs.
 
     BadInput when the trace does not fit its program: it fits when the
-    program is the one recorded (same source digest) and the run asks for
-    exactly the recorded choices, no fewer and no more.
+    program is the one recorded (same source digest) and the run makes
+    exactly the recorded choices, each choosing what it recorded, no fewer
+    and no more. NotDeterministic when the recorded program went another way
+    on them, or made them all and still did not show the recorded bug.
     """
     trace = read_trace(path)
     target, framework = load(trace.target, trace.framework, trace.world_size, trace.faults)
@@ -63,6 +66,7 @@ def replay(path: Path, monitors: Sequence[Monitor] = ()) -> ReplayOutcome:
                     {name: _text(trace.inputs[name]) for name in trace.pinned if name in trace.inputs},
                 ),
                 monitors=([suite] if suite is not None else []) + list(monitors),
+                expected=Expected(trace.choices),
             )
         except TraceDivergence as divergence:
             raise _does_not_fit(path, trace, str(divergence)) from None
@@ -71,11 +75,12 @@ def replay(path: Path, monitors: Sequence[Monitor] = ()) -> ReplayOutcome:
                 flight.end()
     if result.divergence is not None:
         raise _does_not_fit(path, trace, result.divergence)
-    if chooser.position < len(trace.choices):
-        raise _does_not_fit(
-            path,
-            trace,
-            f"the run ended after {chooser.position} of the {len(trace.choices)} recorded choices",
+    # The same program made every recorded choice: the recorded bug must follow.
+    why = unreproduced(trace, result) if trace.source_sha256 else None
+    if why is not None:
+        raise NotDeterministic(
+            f"the program is not deterministic under control: replaying {path} ({trace.target}) {why}"
+            f"{_seed_note(trace)}. {ADVICE}."
         )
     return ReplayOutcome(trace, result)
 
@@ -85,9 +90,20 @@ def _text(value: object) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 
-def _does_not_fit(path: Path, trace: Trace, why: str) -> BadInput:
-    return BadInput(
-        f"the trace {path} no longer fits its program ({trace.target}): {why}. "
-        "The program changed since the trace was recorded, or it is not deterministic under control "
-        "(it reads the clock or real randomness); run `dnsse check` again to get a new trace."
+def _does_not_fit(path: Path, trace: Trace, why: str) -> NotDeterministic:
+    return NotDeterministic(
+        f"the trace {path} no longer fits its program ({trace.target}): {why}{_seed_note(trace)}. "
+        "Either the program changed since the trace was recorded, or it is not deterministic under control: "
+        f"{ADVICE}. Run `dnsse check` again to get a new trace."
+    )
+
+
+def _seed_note(trace: Trace) -> str:
+    """Why set orders may differ: the trace's hash seed is not this process's."""
+    current = current_hash_seed()
+    if trace.hash_seed is None or trace.hash_seed == current:
+        return ""
+    return (
+        f" (the trace was recorded under PYTHONHASHSEED={trace.hash_seed}, this process runs under "
+        f"{'a random one' if current is None else current}; `dnsse replay` sets it when run as a command)"
     )

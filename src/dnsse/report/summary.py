@@ -25,6 +25,8 @@ def campaign_report(result: CampaignResult) -> dict:
                 "execution": found.execution,
                 "trace": str(found.trace_path),
                 "inputs": found.inputs,
+                # A campaign announces a bug only after its written trace replayed it.
+                "confirmed_by_replay": True,
                 "details": found.bug.details,
             }
             for found in result.bugs

@@ -1,8 +1,10 @@
 """Bug traces on disk: plain JSON, written atomically, read back with validation.
 
 A trace holds everything replay needs: the target, its framework and world
-size, the input values, the execution limits and the choice sequence, and the
-digest of the target's source, so that replaying a changed program says so.
+size, the input values, the execution limits, the hash seed the process ran
+under, and the choice sequence, each choice with what it chose (so replay can
+say where a run left the recorded one), and the digest of the target's
+source, so that replaying a changed program says so.
 Reading applies the caps of :mod:`dnsse.validation`: a trace is input too.
 """
 
@@ -17,6 +19,7 @@ from pathlib import Path
 from dnsse.engine.bugs import Bug
 from dnsse.engine.choices import Choice
 from dnsse.engine.execution import Limits
+from dnsse.engine.hash_seed import valid_hash_seed
 from dnsse.errors import BadInput
 from dnsse.validation import (
     MAX_EXECUTION_SECONDS,
@@ -56,6 +59,8 @@ class Trace:
     pinned: list[str] = field(default_factory=list)
     # sha256 of the target file's source when the trace was recorded ("" if unknown).
     source_sha256: str = ""
+    # PYTHONHASHSEED of the recording process (None: random); replay runs under it.
+    hash_seed: int | None = None
 
     def to_json(self) -> dict:
         return {
@@ -73,6 +78,7 @@ class Trace:
             "faults": self.faults,
             "pinned": list(self.pinned),
             "source_sha256": self.source_sha256,
+            "hash_seed": self.hash_seed,
             "bug": self.bug.to_json(),
             "choices": [choice.to_json() for choice in self.choices],
         }
@@ -146,6 +152,7 @@ def read_trace(path: Path) -> Trace:
             faults=bool(raw.get("faults", True)),
             pinned=_pinned(raw),
             source_sha256=str(raw.get("source_sha256", "")),
+            hash_seed=_hash_seed(raw),
         )
         check_number(trace.world_size, Bounds("the field 'world_size'", 1, MAX_WORLD_SIZE))
         if not trace.choices:
@@ -178,6 +185,30 @@ def _limits(raw: dict) -> Limits:
     check_number(max_steps, Bounds("limits.max_steps", 1, MAX_STEPS))
     check_number(float(max_seconds), Bounds("limits.max_seconds", 0, MAX_EXECUTION_SECONDS, low_open=True))
     return Limits(max_steps=max_steps, max_seconds=float(max_seconds))
+
+
+def recorded_hash_seed(path: Path) -> int | None:
+    """The hash seed a trace was recorded under; ``None`` when it names none or cannot be read.
+
+    Read before the trace is validated (to re-execute under it early), so it
+    never fails: ``read_trace`` reports what is wrong with the file.
+    """
+    try:
+        if Path(path).stat().st_size > MAX_TRACE_BYTES:
+            return None
+        raw = json.loads(Path(path).read_text(encoding="utf-8"))
+        return _hash_seed(raw) if isinstance(raw, dict) else None
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+        return None
+
+
+def _hash_seed(raw: dict) -> int | None:
+    seed = raw.get("hash_seed")
+    if seed is None:
+        return None
+    if not valid_hash_seed(seed):
+        raise ValueError(f"the field 'hash_seed' must be null or an integer from 0 to 4294967295, got {seed!r}")
+    return seed
 
 
 def _specs(raw: dict) -> list[str]:

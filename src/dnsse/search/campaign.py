@@ -10,13 +10,16 @@ from typing import Callable
 from dnsse.coverage.arcs import ArcRecorder, BranchCoverage
 from dnsse.coverage.feedback import CoverageMap
 from dnsse.engine.bugs import Bug
-from dnsse.engine.choices import Chooser
+from dnsse.engine.choices import Chooser, ReplayChooser
+from dnsse.engine.determinism import Expected
 from dnsse.engine.execution import Limits
+from dnsse.engine.hash_seed import current_hash_seed
 from dnsse.engine.runner import ExecutionResult, Monitor, run_execution
 from dnsse.engine.inputs import InputParameter, show_value
 from dnsse.engine.target import LoadedTarget, TargetSpec
 from dnsse.errors import BadInput
 from dnsse.frameworks.base import Framework, framework_named
+from dnsse.report.confirm import confirm
 from dnsse.report.minimize import minimize
 from dnsse.report.trace import Trace, write_trace
 from dnsse.search.control import CampaignControl
@@ -179,10 +182,12 @@ class Campaign:
         return result
 
     def record(self, result: ExecutionResult, execution: int) -> FoundBug | None:
-        """The new bug of ``result`` (execution number ``execution``), minimized, written and announced.
+        """The new bug of ``result`` (execution number ``execution``), minimized, written, confirmed, announced.
 
         ``None`` when the run passed or showed a bug already recorded. The
-        framework must be active: minimization runs the target again.
+        framework must be active: minimization and the confirming replay run
+        the target again. NotDeterministic when the written trace does not
+        replay the bug: then there is no bug to announce.
         """
         if result.bug is None or result.bug.signature() in self._seen:
             return None
@@ -191,18 +196,32 @@ class Campaign:
             result = self._minimized(result)
         trace = _trace_of(self.config, self.target, self.framework, result, execution, self.suite, sorted(self.pinned))
         path = write_trace(trace, self.config.out)
+        confirm(path, self._follow, execution)
         found = FoundBug(result.bug, execution, path, time.perf_counter() - self.started, trace.inputs)
         self.found.append(found)
         if self._on_bug is not None:
             self._on_bug(found)
         return found
 
+    def _follow(self, trace: Trace) -> ExecutionResult:
+        """Replay ``trace`` strictly, as ``dnsse replay`` does."""
+        return run_execution(
+            self.target,
+            self.framework,
+            ReplayChooser(trace.choices),
+            trace.limits,
+            pinned=self.pinned,
+            monitors=self._monitors,
+            capture_output=not self.config.show_output,
+            expected=Expected(trace.choices),
+        )
+
     def _minimized(self, result: ExecutionResult) -> ExecutionResult:
         """The same bug with as few preemptions as minimization finds (the found run if none)."""
         assert result.bug is not None
         smaller = minimize(
             # Without the coverage hook: shrinking runs are not part of the search.
-            lambda chooser: run_execution(
+            lambda chooser, expected: run_execution(
                 self.target,
                 self.framework,
                 chooser,
@@ -210,6 +229,7 @@ class Campaign:
                 pinned=self.pinned,
                 monitors=self._monitors,
                 capture_output=not self.config.show_output,
+                expected=expected,
             ),
             result.choices,
             result.bug.signature(),
@@ -363,4 +383,5 @@ def _trace_of(
         specs=suite.texts if suite is not None else [],
         faults=config.faults,
         source_sha256=target.source_sha256,
+        hash_seed=current_hash_seed(),
     )

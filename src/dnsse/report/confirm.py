@@ -1,0 +1,49 @@
+"""A bug is announced only once the trace written for it replays it.
+
+Replaying the written trace (read back from disk, every choice checked
+against what it recorded) proves three things at once: the trace is
+complete, the program is deterministic under control on this schedule, and
+the user's ``dnsse replay`` will show the same bug. When it does not come
+back, the program is not deterministic under control, which is neither a
+bug nor a pass (:class:`~dnsse.errors.NotDeterministic`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+from dnsse.engine.runner import ExecutionResult
+from dnsse.errors import NotDeterministic
+from dnsse.report.trace import Trace, read_trace
+
+ADVICE = (
+    "dnsse cannot promise anything about a program that reads what it does not control (the real clock "
+    "outside time.*, real randomness, files or the network, threads or processes it does not run); make "
+    "those deterministic, or pass them in as inputs"
+)
+
+
+def unreproduced(trace: Trace, result: ExecutionResult) -> str | None:
+    """How a run that followed ``trace`` differs from the recorded one; ``None`` when it showed the bug."""
+    if result.divergence is not None:
+        return result.divergence
+    made = f"the run made the trace's {len(trace.choices)} choices"
+    if result.bug is None:
+        return f"{made}, but the recorded bug did not happen"
+    if result.bug.signature() != trace.bug.signature():
+        return f"{made}, but it showed another bug ({result.bug.kind}: {result.bug.message})"
+    return None
+
+
+def confirm(path: Path, run: Callable[[Trace], ExecutionResult], execution: int) -> None:
+    """Replay the trace at ``path`` with ``run``; NotDeterministic (and no trace left) unless its bug comes back."""
+    trace = read_trace(path)
+    why = unreproduced(trace, run(trace))
+    if why is None:
+        return
+    path.unlink(missing_ok=True)
+    raise NotDeterministic(
+        f"the program is not deterministic under control: the {trace.bug.kind} found in execution {execution} "
+        f"did not come back when its trace was replayed ({why}). {ADVICE}, and run again."
+    )
