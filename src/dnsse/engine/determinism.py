@@ -85,8 +85,8 @@ class DeterminismCheck:
         if not self.expected.complete or made >= len(choices):
             return None
         return (
-            f"the run ended after {made} choices, but the trace holds {len(choices)}: it does not fit "
-            f"(choice {made + 1} {_recorded(choices[made])})"
+            f"the run ended after {made} of the {len(choices)} recorded choices: the trace does not fit "
+            f"(its choice {made + 1} {_recorded(choices[made])})"
         )
 
     @staticmethod

@@ -114,7 +114,10 @@ class CheckConsole:
 
 def bug_block(found: FoundBug, story: Story | None) -> list[str]:
     """A found bug as a person reads it: the bug, its inputs, its story, its output, its trace."""
-    lines = [f"found a bug in execution {found.execution} ({found.elapsed_s:.2f}s):", indent(found.bug.render())]
+    lines = [
+        f"found a bug in execution {found.execution} ({found.elapsed_s:.2f}s), confirmed by replay of its trace:",
+        indent(found.bug.render()),
+    ]
     if found.inputs:
         lines.append(f"  inputs: {inputs_line(found.inputs)}")
     if story is not None:
