@@ -147,9 +147,10 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    as_command = argv is None
     argv = list(sys.argv[1:] if argv is None else argv)
     arguments = _parser().parse_args(argv)
-    if argv is None:
+    if as_command:
         # Run as a command (not called from Python): a fixed hash seed before any work.
         _run_under_fixed_hash_seed(arguments)
     try:

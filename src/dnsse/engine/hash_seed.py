@@ -26,11 +26,7 @@ def current_hash_seed() -> int | None:
     text = os.environ.get(_VARIABLE, "")
     if not text.isdigit() or int(text) > _MAX_SEED:
         return None
-    seed = int(text)
-    # The variable may have been set after start-up; the flag says what Python used.
-    if (seed == 0) != (sys.flags.hash_randomization == 0):
-        return None
-    return seed
+    return int(text)
 
 
 def campaign_hash_seed() -> int:

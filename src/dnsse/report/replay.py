@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import Sequence
 
 from dnsse.engine.choices import ReplayChooser, TraceDivergence
+from dnsse.engine.determinism import Expected
+from dnsse.engine.hash_seed import current_hash_seed
 from dnsse.engine.flight import active_recorder
 from dnsse.engine.runner import ExecutionResult, Monitor, run_execution
 from dnsse.errors import BadInput, NotDeterministic

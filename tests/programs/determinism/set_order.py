@@ -2,7 +2,7 @@
 
 import threading
 
-NAMES = {"alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"}
+NAMES = {"alpha", "bravo", "charlie", "delta"}
 
 
 def main() -> None:
@@ -16,4 +16,4 @@ def main() -> None:
         thread.start()
     for thread in threads:
         thread.join()
-    assert finished[:2] != ["alpha", "bravo"], "alpha and bravo finished first"
+    assert finished[0] != "alpha", "alpha finished first"
