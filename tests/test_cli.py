@@ -27,18 +27,18 @@ def run_cli(*arguments: str, cwd: Path | None = None) -> subprocess.CompletedPro
 def test_bundled_example_bug_is_found_and_its_replay_reproduces_it(tmp_path: Path) -> None:
     found = run_cli("check", f"{EXAMPLE}:main", "--out", str(tmp_path / "traces"), "--json", str(tmp_path / "r.json"))
     assert found.returncode == 1, found.stdout + found.stderr
-    assert "collective_mismatch" in found.stdout
-    assert "loss_scaling.py:43" in found.stdout  # the call site of the extra collective
+    assert "async all_reduce buffer read before Work.wait() on rank" in found.stdout
+    assert "loss_scaling.py:36 (issued at " in found.stdout and "loss_scaling.py:35)" in found.stdout
     trace = tmp_path / "traces" / "bug-1.json"
     assert f"dnsse replay {trace}" in found.stdout
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["framework"] == "torch" and report["strategy"] == "hybrid"
-    assert report["bugs"][0]["kind"] == "collective_mismatch"
+    assert report["bugs"][0]["kind"] == "exception"
     assert report["bugs"][0]["trace"] == str(trace)
     assert report["executions"] == report["bugs"][0]["execution"]
     replayed = run_cli("replay", str(trace))
     assert replayed.returncode == 1, replayed.stdout + replayed.stderr
-    assert "reproduced" in replayed.stdout and "collective_mismatch" in replayed.stdout
+    assert "reproduced" in replayed.stdout and "buffer read before Work.wait()" in replayed.stdout
 
 
 def test_a_correct_program_exits_zero_with_no_trace(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:

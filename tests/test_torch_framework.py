@@ -11,6 +11,7 @@ from dnsse.engine.choices import ReplayChooser
 from dnsse.engine.runner import run_execution
 from dnsse.errors import BadInput
 from dnsse.frameworks.base import framework_named
+from dnsse.frameworks.torch_dist.c10d_world import RankLocalWorld
 from dnsse.frameworks.torch_dist.framework import TorchFramework
 
 
@@ -29,24 +30,25 @@ def test_entry_point_without_rank_and_world_size_is_bad_input():
         TorchFramework(2).inputs(load_program("torch_inputs.py:no_rank"))
 
 
-def test_activate_replaces_the_api_and_puts_it_back():
-    original = dist.all_reduce, dist.distributed_c10d.all_reduce, dist.group
+def test_activate_installs_the_backend_and_per_rank_state_and_puts_them_back():
+    original = dist.init_process_group, dist.distributed_c10d.init_process_group, dist.distributed_c10d._world
     threads = torch.get_num_threads()
     framework = TorchFramework(2)
     with framework.activate():
-        assert dist.all_reduce is not original[0]
-        assert dist.distributed_c10d.all_reduce is dist.all_reduce
-        assert dist.group.WORLD is framework.world_group
+        assert dist.init_process_group is not original[0]
+        assert dist.distributed_c10d.init_process_group is dist.init_process_group
+        assert isinstance(dist.distributed_c10d._world, RankLocalWorld)
+        assert "DNSSE" in dist.Backend._plugins
         assert torch.get_num_threads() == 1
-    assert (dist.all_reduce, dist.distributed_c10d.all_reduce, dist.group) == original
+    assert (dist.init_process_group, dist.distributed_c10d.init_process_group, dist.distributed_c10d._world) == original
     assert torch.get_num_threads() == threads
 
 
-def test_calling_the_api_outside_a_controlled_rank_says_what_is_wrong():
+def test_outside_a_controlled_rank_no_process_group_exists():
     with TorchFramework(2).activate():
-        with pytest.raises(RuntimeError, match="outside a rank that dnsse controls"):
-            dist.all_reduce(torch.zeros(1))
         assert dist.is_initialized() is False
+        with pytest.raises(ValueError, match="Default process group has not been initialized"):
+            dist.all_reduce(torch.zeros(1))
 
 
 def test_module_globals_are_per_rank():

@@ -75,3 +75,14 @@ def irecv_modified(rank, world_size):
         work = dist.irecv(buffer, src=0)
         buffer.add_(5)  # the bug: the receive buffer belongs to irecv until wait()
         work.wait()
+
+
+def irecv_read_early(rank, world_size):
+    if rank == 0:
+        dist.send(torch.ones(2), dst=1)
+    else:
+        buffer = torch.zeros(2)
+        work = dist.irecv(buffer, src=0)
+        total = buffer.sum()  # the bug: the receive buffer belongs to irecv until wait()
+        work.wait()
+        assert total.item() in (0.0, 2.0)

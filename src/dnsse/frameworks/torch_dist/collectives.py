@@ -19,12 +19,16 @@ buffer checks those steps make.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from datetime import timedelta
+from typing import TYPE_CHECKING, Callable
+
+import torch
 
 from dnsse.engine.agent import FINISHED, Agent, StepAgent, Wait
 from dnsse.engine.bugs import Bug, BugKind
 from dnsse.engine.execution import ExecutionAborted
 from dnsse.engine.operation import Access, Operation
+from dnsse.frameworks.torch_dist.ops import MonitoredBarrier
 from dnsse.frameworks.torch_dist.work import (
     INPUT_BEFORE_READ,
     INPUT_BEFORE_WRITE,
@@ -36,7 +40,7 @@ from dnsse.frameworks.torch_dist.work import (
 from dnsse.frameworks.torch_dist.world import RankState, call_site
 
 if TYPE_CHECKING:
-    from dnsse.frameworks.torch_dist.groups import ProcessGroup
+    from dnsse.frameworks.torch_dist.groups import Group
     from dnsse.frameworks.torch_dist.ops import CollectiveCall
 
 
@@ -100,6 +104,9 @@ class Part:
         )
         instance.part_finished()
 
+    def guarded(self) -> list:
+        return [t for t in self.call.outputs() if isinstance(t, torch.Tensor)]
+
     def verify(self) -> Bug | None:
         if self.written is None or same(self.call.outputs(), self.written):
             return None
@@ -117,7 +124,7 @@ class Instance:
 
     __slots__ = ("table", "group", "seq", "parts", "first", "issued", "reads", "finished", "results", "object_name")
 
-    def __init__(self, table: Collectives, group: ProcessGroup, seq: int, object_name: str) -> None:
+    def __init__(self, table: Collectives, group: Group, seq: int, object_name: str) -> None:
         self.table = table
         self.group = group
         self.seq = seq
@@ -197,16 +204,22 @@ class Collectives:
     counts: dict[tuple[str, int], int] = field(default_factory=dict)
     last: dict[tuple[str, int], Part] = field(default_factory=dict)
 
-    def issue(self, state: RankState, group: ProcessGroup, call: CollectiveCall, async_op: bool) -> Work | None:
-        """Issue ``call`` for the calling rank; block when synchronous."""
-        if not state.initialized:
-            raise RuntimeError(
-                f"{call.name}: the default process group was destroyed on rank {state.rank}; "
-                "call dist.init_process_group(...) again before using collectives"
-            )
+    def issue(
+        self,
+        state: RankState,
+        group: Group,
+        call: CollectiveCall,
+        async_op: bool,
+        timeout: tuple[float, Callable[[Instance], str]] | None = None,
+    ) -> Work:
+        """Issue ``call`` for the calling rank, a member of ``group``; block when synchronous.
+
+        With a ``timeout`` of (seconds, message) a synchronous wait may expire
+        (a scheduling choice, see :class:`~dnsse.engine.agent.Wait`): it then
+        raises ``RuntimeError(message(instance))``.
+        """
         index = group.index_of(state.rank)
-        if index is None:
-            return None  # torch ignores collectives on groups the rank is not in
+        assert index is not None, "torch hands a group's operations only to its members"
         execution = state.world.execution
         agent = state.agent
         key = (group.name, state.rank)
@@ -255,10 +268,31 @@ class Collectives:
         if not part.done:
             state.waiting_in = instance
             try:
-                execution.block(agent, Wait(lambda: part.done, instance.describe), Operation(f"{call.name}.done"))
+                arrived = execution.block(
+                    agent,
+                    Wait(lambda: part.done, instance.describe, None if timeout is None else timeout[0]),
+                    Operation(f"{call.name}.done"),
+                )
             finally:
                 state.waiting_in = None
-        return None
+            if not arrived:
+                raise RuntimeError(timeout[1](instance))  # type: ignore[index]
+        return Work(state, part, synchronous=True)
+
+    def monitored_barrier(self, state: RankState, group: Group, timeout: timedelta | None, wait_all: bool) -> None:
+        """gloo's monitored barrier: when it times out, the group's first rank names who is missing."""
+        seconds = (timeout or timedelta(minutes=30)).total_seconds()
+
+        def report(instance: Instance) -> str:
+            missing = [str(group.ranks[i]) for i, part in enumerate(instance.parts) if part is None]
+            if wait_all:
+                who = f"Ranks {', '.join(missing)}"
+            else:
+                who = f"Rank {missing[0]}"
+            return f"[Rank {state.rank}]: {who} failed to pass monitoredBarrier in {int(seconds * 1000)} ms"
+
+        first = group.index_of(state.rank) == 0
+        self.issue(state, group, MonitoredBarrier(), False, (seconds, report) if first else None)
 
     def explain_deadlock(self, ranks: list[RankState], blocked: list[Agent]) -> Bug | None:
         """A rank stuck in a collective that a finished member never issued is a mismatch."""

@@ -19,7 +19,11 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import sys
 from typing import Callable, ContextManager, Iterator
+
+import torch
+import torch.distributed as dist
 
 from dnsse.engine.agent import ThreadAgent
 from dnsse.engine.bugs import Bug
@@ -27,10 +31,10 @@ from dnsse.engine.execution import Execution
 from dnsse.engine.target import InputParameter, LoadedTarget
 from dnsse.errors import BadInput
 from dnsse.frameworks.torch_dist.collectives import Collectives
-from dnsse.frameworks.torch_dist.groups import WORLD_NAME, ProcessGroup
 from dnsse.frameworks.torch_dist.p2p import Mailboxes
-from dnsse.frameworks.torch_dist.patching import controlled_api, installed
-from dnsse.frameworks.torch_dist.process_groups import caller_rank
+from dnsse.frameworks.torch_dist.patching import installed
+from dnsse.frameworks.torch_dist.process_groups import create_default_group
+from dnsse.frameworks.torch_dist.rank_mode import RankMode
 from dnsse.frameworks.torch_dist.world import RankState, World
 from dnsse.frameworks.threads.patching import controlled_threading
 
@@ -42,15 +46,25 @@ class TorchFramework:
         if world_size < 1:
             raise BadInput(f"--world-size must be at least 1, got {world_size}")
         self.world_size = world_size
-        # One WORLD object for the campaign: what happens on it lives in each execution's World.
-        self.world_group = ProcessGroup(WORLD_NAME, range(world_size), caller_rank)
         # Executions run one at a time in a process (the patched API is global),
         # so only the latest world can still be asked about.
         self._world: World | None = None
         self._inputs: tuple[LoadedTarget, list[InputParameter]] | None = None
+        self._cuda_noticed = False
 
     def activate(self) -> ContextManager[None]:
-        return _both(installed(controlled_api(self.world_group)), controlled_threading())
+        return _both(installed(self.world_size, self._notice_cuda), controlled_threading())
+
+    def _notice_cuda(self, what: str) -> None:
+        """Say once per campaign that CUDA and NCCL run on the CPU here."""
+        if self._cuda_noticed or torch.cuda.is_available():
+            return
+        self._cuda_noticed = True
+        print(
+            f"dnsse: the program asks for CUDA or NCCL ({what}); this machine has no CUDA, so every rank runs "
+            "on the CPU: the values are the CPU's, the order of operations is the program's",
+            file=sys.stderr,
+        )
 
     def inputs(self, target: LoadedTarget) -> list[InputParameter]:
         if self._inputs is not None and self._inputs[0] is target:
@@ -60,12 +74,13 @@ class TorchFramework:
         return found
 
     def start(self, execution: Execution, target: LoadedTarget, inputs: dict[str, object]) -> None:
-        world = World(execution, self.world_size, self.world_group, Collectives(), Mailboxes())
+        world = World(execution, self.world_size, Collectives(), Mailboxes(), dist.HashStore(), self._notice_cuda)
         self._world = world
         execution.deadlock_explainers.append(lambda blocked: world.collectives.explain_deadlock(world.ranks, blocked))
         for rank in range(self.world_size):
-            agent = ThreadAgent(execution, f"rank {rank}", _rank_body(target, rank, self.world_size, inputs))
+            agent = ThreadAgent(execution, f"rank {rank}", lambda: None)
             state = RankState(world, rank, agent)
+            agent.body = _rank_body(target, state, inputs)
             agent.handle = state
             world.ranks.append(state)
 
@@ -83,11 +98,13 @@ def _both(first: ContextManager[None], second: ContextManager[None]) -> Iterator
         yield
 
 
-def _rank_body(target: LoadedTarget, rank: int, world_size: int, inputs: dict[str, object]) -> Callable[[], None]:
+def _rank_body(target: LoadedTarget, state: RankState, inputs: dict[str, object]) -> Callable[[], None]:
     def body() -> None:
         module = target.instantiate()
         try:
-            target.entry_point(module)(rank, world_size, **target.localize(inputs, module))
+            create_default_group(state)
+            with RankMode(state, cuda_on_cpu=not torch.cuda.is_available()):
+                target.entry_point(module)(state.rank, state.world.size, **target.localize(inputs, module))
         finally:
             target.release(module)
 

@@ -73,6 +73,19 @@ def check_tensor_list(api: str, name: str, value: object, length: int | None = N
     return list(value)
 
 
+def store(tensor: torch.Tensor, value: torch.Tensor) -> None:
+    """Write ``value`` into ``tensor`` as a real backend does: behind autograd's back.
+
+    gloo and NCCL write the memory directly, so autograd records nothing: a
+    received parameter stays a leaf, a received tensor is not attached to the
+    sender's graph, and gradients flow as if the op were not there. Writing
+    through ``.data`` under ``no_grad`` is that, also leaving the version
+    counter alone, as the real backends do.
+    """
+    with torch.no_grad():
+        tensor.data.copy_(value.detach().reshape(tensor.shape))
+
+
 def _clone(tensors: Sequence[torch.Tensor]) -> list[torch.Tensor]:
     return [t.detach().clone() for t in tensors]
 
@@ -100,48 +113,88 @@ class CollectiveCall:
 
     def write(self, values: list) -> None:
         for tensor, value in zip(self.outputs(), values):
-            tensor.copy_(value)
+            store(tensor, value)
+
+
+def _describe_all(tensors: Sequence[torch.Tensor]) -> str:
+    return ", ".join(describe(t) for t in tensors)
 
 
 class AllReduce(CollectiveCall):
     name = "all_reduce"
 
-    def __init__(self, tensor: torch.Tensor, op: object) -> None:
-        self.tensor, self.op = tensor, op_type(op)
+    def __init__(self, tensors: list[torch.Tensor], op: object) -> None:
+        self.tensors, self.op = tensors, op_type(op)
 
     def signature(self) -> str:
-        return f"all_reduce({describe(self.tensor)}, op={op_name(self.op)})"
+        return f"all_reduce({_describe_all(self.tensors)}, op={op_name(self.op)})"
 
     def inputs(self) -> list:
-        return [self.tensor]
+        return self.tensors
 
     def outputs(self) -> list:
-        return [self.tensor]
+        return self.tensors
 
     @staticmethod
     def compute(calls: Sequence[AllReduce], inputs: Sequence[list]) -> list[list]:
-        result = reduce_tensors([values[0] for values in inputs], calls[0].op)
-        return [[result]] * len(calls)
+        op = calls[0].op
+        results = [reduce_tensors([values[i] for values in inputs], op) for i in range(len(inputs[0]))]
+        return [results] * len(calls)
 
 
 class Broadcast(CollectiveCall):
     name = "broadcast"
 
-    def __init__(self, tensor: torch.Tensor, root: int, src: int) -> None:
-        self.tensor, self.root, self.src = tensor, root, src
+    def __init__(self, tensors: list[torch.Tensor], root: int, src: int) -> None:
+        self.tensors, self.root, self.src = tensors, root, src
 
     def signature(self) -> str:
-        return f"broadcast({describe(self.tensor)}, src={self.src})"
+        return f"broadcast({_describe_all(self.tensors)}, src={self.src})"
 
     def inputs(self) -> list:
-        return [self.tensor]
+        return self.tensors
 
     def outputs(self) -> list:
-        return [self.tensor]
+        return self.tensors
 
     @staticmethod
     def compute(calls: Sequence[Broadcast], inputs: Sequence[list]) -> list[list]:
         return [inputs[calls[0].root]] * len(calls)
+
+
+class Coalesced(CollectiveCall):
+    """Several collectives of one kind issued as one (``*_coalesced``, FSDP's batched ops).
+
+    They match, move and complete together, as one operation of the backend.
+    """
+
+    def __init__(self, name: str, calls: list[CollectiveCall]) -> None:
+        self.name = name  # type: ignore[misc]
+        self.calls = calls
+
+    def signature(self) -> str:
+        return f"{self.name}({'; '.join(call.signature() for call in self.calls)})"
+
+    def inputs(self) -> list:
+        return [t for call in self.calls for t in call.inputs()]
+
+    def outputs(self) -> list:
+        return [t for call in self.calls for t in call.outputs()]
+
+    @staticmethod
+    def compute(calls: Sequence[Coalesced], inputs: Sequence[list]) -> list[list]:
+        results: list[list] = [[] for _ in calls]
+        offsets = [0] * len(calls)
+        for position, first in enumerate(calls[0].calls):
+            parts = [member.calls[position] for member in calls]
+            pieces = []
+            for index, part in enumerate(parts):
+                count = len(part.inputs())
+                pieces.append(inputs[index][offsets[index] : offsets[index] + count])
+                offsets[index] += count
+            for index, values in enumerate(type(first).compute(parts, pieces)):
+                results[index].extend(values)
+        return results
 
 
 class Reduce(CollectiveCall):
@@ -360,3 +413,10 @@ class Barrier(CollectiveCall):
     @staticmethod
     def compute(calls: Sequence[Barrier], inputs: Sequence[list]) -> list[list]:
         return [[] for _ in calls]
+
+
+class MonitoredBarrier(Barrier):
+    name = "monitored_barrier"
+
+    def signature(self) -> str:
+        return "monitored_barrier()"

@@ -37,7 +37,7 @@ from dnsse.engine.choices import ChoiceKind
 from dnsse.engine.execution import ExecutionAborted
 from dnsse.engine.operation import Access, Operation
 from dnsse.frameworks.torch_dist.groups import WORLD_NAME
-from dnsse.frameworks.torch_dist.ops import describe
+from dnsse.frameworks.torch_dist.ops import describe, store
 from dnsse.frameworks.torch_dist.work import (
     INPUT_BEFORE_READ,
     OUTPUT_AFTER_WRITE,
@@ -49,11 +49,11 @@ from dnsse.frameworks.torch_dist.world import call_site
 
 if TYPE_CHECKING:
     from dnsse.frameworks.torch_dist.collectives import Instance
-    from dnsse.frameworks.torch_dist.groups import ProcessGroup
+    from dnsse.frameworks.torch_dist.groups import Group
     from dnsse.frameworks.torch_dist.world import RankState
 
 
-def _channel(group: ProcessGroup, src: int | str, dst: int, tag: int) -> str:
+def _channel(group: Group, src: int | str, dst: int, tag: int) -> str:
     suffix = "" if group.name == WORLD_NAME else f"@{group.name}"
     return f"p2p:{src}->{dst}:{tag}{suffix}"
 
@@ -69,7 +69,7 @@ class Message:
     """A posted send; ``payload`` is the live buffer of a blocking send, a clone for isend."""
 
     state: RankState
-    group: ProcessGroup
+    group: Group
     dst: int
     tag: int
     payload: object
@@ -92,6 +92,9 @@ class Message:
     def describe_send(self) -> str:
         return f"{self.op}(dst={self.dst}, tag={self.tag}) on rank {self.state.rank} to be received"
 
+    def guarded(self) -> list:
+        return []  # reading a send buffer is allowed; writing it is caught at the transfer
+
     def verify(self) -> Bug | None:
         return None  # the data left at the transfer, which checked the buffer
 
@@ -107,7 +110,7 @@ class Receive:
     """A posted receive; ``src`` is ``None`` for any source."""
 
     state: RankState
-    group: ProcessGroup
+    group: Group
     src: int | None
     tag: int
     buffer: object
@@ -129,6 +132,9 @@ class Receive:
     def describe_wait(self) -> str:
         return f"Work.wait() of {self.describe()}"
 
+    def guarded(self) -> list:
+        return [self.buffer] if isinstance(self.buffer, torch.Tensor) else []
+
     def verify(self) -> Bug | None:
         if self.written is None or same([self.buffer], [self.written]):  # type: ignore[list-item]
             return None
@@ -140,10 +146,10 @@ class Receive:
     def source_rank(self) -> int:
         if self.source is None:
             raise RuntimeError("source_rank(): the irecv has not completed; call wait() first")
-        return self.source
+        return self.group.index_of(self.source)  # type: ignore[return-value]  # torch's is a group rank
 
 
-def _check_peer(api: str, group: ProcessGroup, rank: int, peer: int, role: str) -> None:
+def _check_peer(api: str, group: Group, rank: int, peer: int, role: str) -> None:
     if group.index_of(peer) is None:
         raise ValueError(f"{api}: {role} rank {peer} is not in {group}")
     if peer == rank:
@@ -161,7 +167,7 @@ class Mailboxes:
     taken: dict[tuple[str, int, int, int], int] = field(default_factory=dict)
 
     def send(
-        self, state: RankState, group: ProcessGroup, dst: int, tag: int, payload: object, op: str, asynchronous: bool
+        self, state: RankState, group: Group, dst: int, tag: int, payload: object, op: str, asynchronous: bool
     ) -> Message:
         """Post a message; a blocking send also waits until it was received."""
         _check_peer(op, group, state.rank, dst, "destination")
@@ -175,7 +181,7 @@ class Mailboxes:
         # A Work.wait() on the message depends on the match that took it.
         touches = ((slot, Access.READ),)
         if asynchronous:
-            message = Message(state, group, dst, tag, payload.clone(), site, op, buffer=payload, slot=slot, touches=touches)  # type: ignore[attr-defined]
+            message = Message(state, group, dst, tag, payload.detach().clone(), site, op, buffer=payload, slot=slot, touches=touches)  # type: ignore[attr-defined]
         else:
             message = Message(state, group, dst, tag, payload, site, op, slot=slot, touches=touches)
         self.queues.setdefault(key, deque()).append(message)
@@ -194,7 +200,7 @@ class Mailboxes:
     def receive(
         self,
         state: RankState,
-        group: ProcessGroup,
+        group: Group,
         src: int | None,
         tag: int,
         buffer: object,
@@ -211,7 +217,7 @@ class Mailboxes:
         self.pending.setdefault(state.rank, []).append(receive)
         objects = receive.touches = self._next_messages(receive)
         if asynchronous:
-            receive.snapshot = buffer.clone()  # type: ignore[attr-defined]
+            receive.snapshot = buffer.detach().clone()  # type: ignore[attr-defined]
             StepAgent(
                 execution,
                 f"rank {state.rank} {receive.call_text()}",
@@ -235,15 +241,7 @@ class Mailboxes:
             raise ExecutionAborted()
         return receive
 
-    def _next_messages(self, receive: Receive) -> tuple[tuple[str, Access], ...]:
-        """The next message of each channel the receive may take from, posted or not, as reads."""
-        group, dst, tag = receive.group, receive.state.rank, receive.tag
-        sources = group.ranks if receive.src is None else (receive.src,)
-        return tuple(
-            (f"{_channel(group, src, dst, tag)}#{self.taken.get((group.name, src, dst, tag), 0)}", Access.READ)
-            for src in sources
-            if src != dst
-        )
+            message = Message(state, group, dst, tag, payload.detach().clone(), site, op, buffer=payload, slot=slot, touches=touches)  # type: ignore[attr-defined]
 
     def candidates(self, receive: Receive) -> list[Message]:
         """The messages ``receive`` may take now: the oldest from each allowed source."""
@@ -292,12 +290,12 @@ class Mailboxes:
         self.queues[key].popleft()
         self.taken[key] = self.taken.get(key, 0) + 1
         if isinstance(message.payload, torch.Tensor):
-            receive.buffer.copy_(message.payload.reshape(receive.buffer.shape))  # type: ignore[attr-defined]
+            store(receive.buffer, message.payload)  # type: ignore[arg-type]
         else:
             for index, value in enumerate(message.payload):  # type: ignore[attr-defined]
                 receive.buffer[index] = copy.deepcopy(value)  # type: ignore[index]
         if receive.snapshot is not None:
-            receive.written = receive.buffer.clone()  # type: ignore[attr-defined]
+            receive.written = receive.buffer.detach().clone()  # type: ignore[attr-defined]
         message.matched = True
         receive.done = True
         receive.source = message.state.rank

@@ -1,90 +1,62 @@
-"""Installing the controlled API into ``torch.distributed`` for a campaign.
+"""Installing the controlled ``torch.distributed`` for a campaign, and taking it out.
 
-Both ``torch.distributed`` and ``torch.distributed.distributed_c10d`` get the
-controlled functions, so ``dist.all_reduce`` and code that imported from
-``distributed_c10d`` see the same thing; everything is put back on exit.
+The campaign registers the ``dnsse`` backend, gives each rank its own
+process-group state (:mod:`.c10d_world`), replaces the few setup functions
+of :mod:`.process_groups` in both ``torch.distributed`` and
+``distributed_c10d``, and, where CUDA is missing, the CUDA entry points of
+:mod:`.cpu_devices`. Everything is put back on exit.
 """
 
 from __future__ import annotations
 
 import contextlib
-from typing import Iterator
+from typing import Callable, Iterator
 
 import torch
 import torch.distributed
-import torch.distributed.distributed_c10d
+from torch.distributed import distributed_c10d
 
-from dnsse.frameworks.torch_dist import communication, process_groups
-from dnsse.frameworks.torch_dist.groups import ProcessGroup, namespace_class
-from dnsse.frameworks.torch_dist.work import Work
-
-_FUNCTIONS = (
-    process_groups.init_process_group,
-    process_groups.destroy_process_group,
-    process_groups.is_initialized,
-    process_groups.is_available,
-    process_groups.get_rank,
-    process_groups.get_world_size,
-    process_groups.get_backend,
-    process_groups.new_group,
-    process_groups.get_process_group_ranks,
-    process_groups.get_global_rank,
-    process_groups.get_group_rank,
-    communication.all_reduce,
-    communication.broadcast,
-    communication.reduce,
-    communication.all_gather,
-    communication.all_gather_into_tensor,
-    communication.gather,
-    communication.scatter,
-    communication.reduce_scatter,
-    communication.reduce_scatter_tensor,
-    communication.all_to_all,
-    communication.all_to_all_single,
-    communication.barrier,
-    communication.monitored_barrier,
-    communication.all_gather_object,
-    communication.broadcast_object_list,
-    communication.gather_object,
-    communication.scatter_object_list,
-    communication.send,
-    communication.recv,
-    communication.isend,
-    communication.irecv,
-    communication.send_object_list,
-    communication.recv_object_list,
-    communication.batch_isend_irecv,
-)
+from dnsse.frameworks.torch_dist.c10d_world import RankLocalWorld, register_backend
+from dnsse.frameworks.torch_dist.cpu_devices import cuda_stand_ins
+from dnsse.frameworks.torch_dist.process_groups import REPLACEMENTS
 
 _MISSING = object()
 
 
-def controlled_api(world_group: ProcessGroup) -> dict[str, object]:
-    """Name -> replacement, for everything a program may take from ``torch.distributed``."""
-    api: dict[str, object] = {function.__name__: function for function in _FUNCTIONS}
-    api["P2POp"] = communication.P2POp
-    api["Work"] = Work
-    api["group"] = namespace_class("group", world_group)
-    api["GroupMember"] = namespace_class("GroupMember", world_group)
-    return api
+def _replacements(world_size: int, notice: Callable[[str], None]) -> list[tuple[object, str, object]]:
+    found: list[tuple[object, str, object]] = [(distributed_c10d, "_world", RankLocalWorld())]
+    for module in (torch.distributed, distributed_c10d):
+        found.extend((module, name, function) for name, function in REPLACEMENTS.items())
+    if not torch.cuda.is_available():
+        for owner, name, value in cuda_stand_ins(world_size, notice):
+            found.append((owner, name, value))
+            if name == "init_device_mesh" and hasattr(torch.distributed, name):
+                found.append((torch.distributed, name, value))
+    return found
 
 
 @contextlib.contextmanager
-def installed(api: dict[str, object]) -> Iterator[None]:
-    modules = (torch.distributed, torch.distributed.distributed_c10d)
-    saved = [(module, name, module.__dict__.get(name, _MISSING)) for module in modules for name in api]
+def installed(world_size: int, notice: Callable[[str], None]) -> Iterator[None]:
+    register_backend()
+    replacements = _replacements(world_size, notice)
+    saved = [(owner, name, owner.__dict__.get(name, _MISSING)) for owner, name, _ in replacements]  # type: ignore[attr-defined]
     threads = torch.get_num_threads()
-    for module in modules:
-        for name, value in api.items():
-            setattr(module, name, value)
+    for owner, name, value in replacements:
+        setattr(owner, name, value)
     # Ranks take turns; intra-op threads would only add start-up cost to every small op.
     torch.set_num_threads(1)
+    # Functional collectives find groups by name in a registry: one per rank thread.
+    torch._C._distributed_c10d._set_thread_isolation_mode(True)
+    # Backward runs on the rank's own thread, so DDP's hooks run under its control.
+    autograd_threads = torch.autograd.set_multithreading_enabled(False)
     try:
         yield
     finally:
+        autograd_threads.__exit__(None, None, None)
+        torch._C._distributed_c10d._set_thread_isolation_mode(False)
         torch.set_num_threads(threads)
-        for module, name, value in reversed(saved):
+        for owner, name, value in reversed(saved):
             if value is _MISSING:
-                delattr(module, name)
+                delattr(owner, name)
             else:
-                setattr(module, name, value)
+                setattr(owner, name, value)

@@ -21,11 +21,13 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Protocol, Sequence
 
 import torch
+import torch.distributed
 
 from dnsse.engine.agent import Wait
 from dnsse.engine.bugs import Bug, BugKind
 from dnsse.engine.execution import ExecutionAborted
 from dnsse.engine.operation import Access, Operation
+from dnsse.frameworks.torch_dist.guard import Unsettled, spans_of
 from dnsse.frameworks.torch_dist.world import current_rank
 
 if TYPE_CHECKING:
@@ -68,11 +70,16 @@ class AsyncPart(Protocol):
     """One rank's side of an async operation, as its Work sees it."""
 
     op: str
+    site: str
     done: bool
     instance: Instance | None
     touches: tuple[tuple[str, Access], ...]
 
     def describe_wait(self) -> str: ...
+
+    def guarded(self) -> list[torch.Tensor]:
+        """The buffers the program must not read before wait()."""
+        ...
 
     def verify(self) -> Bug | None: ...
 
@@ -81,15 +88,29 @@ class AsyncPart(Protocol):
     def source_rank(self) -> int: ...
 
 
-class Work:
-    """What ``async_op=True``, ``isend`` and ``irecv`` return."""
+class Work(torch.distributed.Work):
+    """What the controlled process group returns for every operation.
 
-    __slots__ = ("_state", "_part", "_settled")
+    A real ``torch.distributed.Work``, so torch's Python API, DDP's C++
+    reducer and functional collectives can hold and wait on it: torch calls
+    ``wait()`` and ``get_future()`` of a Python subclass from C++ too. A
+    synchronous operation's Work is complete when it is returned; an async
+    one completes when its transfer steps ran, and ``wait()`` blocks the rank
+    at a scheduling point until then.
+    """
 
-    def __init__(self, state: RankState, part: AsyncPart) -> None:
+    def __init__(self, state: RankState, part: AsyncPart, synchronous: bool = False) -> None:
+        super().__init__()
         self._state = state
         self._part = part
-        self._settled = False
+        self._synchronous = synchronous
+        self._settled = synchronous
+        self._unsettled: Unsettled | None = None
+        if not synchronous:
+            spans = spans_of(part.guarded())
+            if spans:
+                self._unsettled = Unsettled(part.op, part.site, spans)
+                state.unsettled.append(self._unsettled)
 
     def is_completed(self) -> bool:
         if self._part.done:
@@ -99,6 +120,8 @@ class Work:
 
     def wait(self, timeout: object = None) -> bool:
         """Wait for the transfer; with a ``timeout`` it may give up, as torch raises then."""
+        if self._synchronous:
+            return True
         state = current_rank("Work.wait")
         part = self._part
         execution = state.world.execution
@@ -127,6 +150,8 @@ class Work:
         if self._settled:
             return
         self._settled = True
+        if self._unsettled is not None:
+            self._state.unsettled.remove(self._unsettled)
         bug = self._part.verify()
         if bug is not None:
             self._state.world.execution.fail(bug)
@@ -146,8 +171,17 @@ class Work:
 
     _source_rank = source_rank
 
-    def get_future(self) -> Future:
-        return Future(self)
+    def get_future(self) -> torch.futures.Future:
+        """A completed future of the outputs.
+
+        C++ callers (DDP's reducer) wait on the future itself, outside any
+        scheduling point, so it must never be pending: asking for it waits
+        for the operation, at a scheduling point, first.
+        """
+        self.wait()
+        future: torch.futures.Future = torch.futures.Future()
+        future.set_result(self.result())
+        return future
 
     def __repr__(self) -> str:
         return f"<dnsse Work {self._part.op} on rank {self._state.rank}{' done' if self._part.done else ''}>"
@@ -159,22 +193,3 @@ def _timeout_seconds(timeout: object) -> float | None:
         return None
     seconds = timeout.total_seconds() if isinstance(timeout, timedelta) else float(timeout)  # type: ignore[arg-type]
     return seconds if seconds > 0 else None
-
-
-class Future:
-    """The minimal ``torch.futures.Future`` a Work hands out."""
-
-    __slots__ = ("_work",)
-
-    def __init__(self, work: Work) -> None:
-        self._work = work
-
-    def wait(self) -> list:
-        self._work.wait()
-        return self._work.result()
-
-    def value(self) -> list:
-        return self._work.result()
-
-    def done(self) -> bool:
-        return self._work.is_completed()

@@ -10,17 +10,38 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from dnsse.engine.execution import current_agent
 from dnsse.engine.location import frame_location
-from dnsse.frameworks.torch_dist.groups import ProcessGroup
 
 if TYPE_CHECKING:
+    from dnsse.frameworks.torch_dist.guard import Unsettled
+    from dnsse.frameworks.torch_dist.groups import Group
     from dnsse.engine.agent import ThreadAgent
     from dnsse.engine.execution import Execution
     from dnsse.frameworks.torch_dist.collectives import Collectives, Instance
     from dnsse.frameworks.torch_dist.p2p import Mailboxes
+
+
+@dataclass(eq=False)
+class C10dState:
+    """What ``torch.distributed`` keeps per process (its ``_World``), kept per rank.
+
+    torch keeps it in module globals; :mod:`.c10d_world` routes each rank's
+    reads and writes here, as if each rank were its own process.
+    """
+
+    default_pg: object = None
+    pg_map: dict = field(default_factory=dict)
+    pg_names: dict = field(default_factory=dict)
+    pg_group_ranks: dict = field(default_factory=dict)
+    pg_backend_config: dict = field(default_factory=dict)
+    group_count: int = 0
+    tags_to_pg: dict = field(default_factory=dict)
+    pg_to_tag: dict = field(default_factory=dict)
+    pg_coalesce_state: dict = field(default_factory=dict)
+    comms: list = field(default_factory=list)
 
 
 @dataclass(eq=False)
@@ -30,26 +51,31 @@ class RankState:
     world: World
     rank: int
     agent: ThreadAgent
+    c10d: C10dState = field(default_factory=C10dState)
+    # The backend the program asked for: its semantics are the ones modelled.
     backend: str = "gloo"
-    initialized: bool = True  # the default group exists before FUNC runs
     init_called: bool = False
-    groups_created: int = 0
+    # Output buffers of this rank's async operations not yet waited for.
+    unsettled: list[Unsettled] = field(default_factory=list)
     # The collective this rank is blocked in, for the deadlock explainer.
     waiting_in: Instance | None = None
 
 
 @dataclass(eq=False)
 class World:
-    """Everything ranks share in one execution: groups, collectives, mailboxes."""
+    """Everything ranks share in one execution: collectives, mailboxes, group members."""
 
     execution: Execution
     size: int
-    world_group: ProcessGroup
     collectives: Collectives
     mailboxes: Mailboxes
+    # The store torch's group set-up writes to; nothing ever waits on it.
+    store: object
+    # Called with what the program asked for when it names CUDA or NCCL.
+    on_cuda_request: Callable[[str], None]
     ranks: list[RankState] = field(default_factory=list)
-    # new_group calls by position: every rank must ask for the same members.
-    group_members: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    # Groups by name: every rank must create the same groups in the same order.
+    groups: dict[str, Group] = field(default_factory=dict)
 
 
 def current_rank(api: str) -> RankState:

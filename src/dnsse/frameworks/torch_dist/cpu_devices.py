@@ -1,0 +1,86 @@
+"""CUDA programs on a machine without CUDA: every ``cuda`` device is the CPU.
+
+A DDP or FSDP program is written for GPUs (``.to(rank)``, ``.cuda()``,
+``device="cuda"``, ``init_device_mesh("cuda", ...)``, ``DDP(device_ids=[rank])``).
+dnsse checks the concurrency of the program, not its kernels, so where CUDA
+is missing :func:`on_cpu` (called by each rank's torch function mode, see
+:mod:`.rank_mode`) turns every CUDA device a torch call names into the CPU, and
+:func:`cuda_stand_ins` gives the few ``torch.cuda`` and DDP entry points that
+would refuse a CPU. The first such rewrite is reported once (``notice``).
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable, Iterator
+
+import torch
+
+_CPU = torch.device("cpu")
+# Tensor.to and what Module.to parses its arguments with: both take a device anywhere after the first.
+_MOVES = {torch.Tensor.to, torch._C._nn._parse_to}
+
+
+def _is_cuda(device: object) -> bool:
+    if isinstance(device, torch.device):
+        return device.type == "cuda"
+    return isinstance(device, str) and device.startswith("cuda")
+
+
+def on_cpu(func: Any, args: tuple, kwargs: dict, notice: Callable[[str], None]) -> tuple[tuple, dict] | None:
+    """The call with every CUDA device it names made the CPU; ``None`` for ``Tensor.cuda()`` (a no-op here)."""
+    if func is torch.Tensor.cuda:
+        notice("Tensor.cuda()")
+        return None
+    if func in _MOVES and args:
+        first = 1 if func is torch.Tensor.to else 0
+        args = (*args[:first], *(_cpu(a, notice) for a in args[first:]))
+    device = kwargs.get("device")
+    if device is not None and (_is_cuda(device) or isinstance(device, int)):
+        notice(f"device={device!r}")
+        kwargs = {**kwargs, "device": _CPU}
+    return args, kwargs
+
+
+def _cpu(value: object, notice: Callable[[str], None]) -> object:
+    # Tensor.to(0) and Tensor.to("cuda:1") name devices; Tensor.to(torch.float16) does not.
+    if _is_cuda(value) or (isinstance(value, int) and not isinstance(value, bool)):
+        notice(f"Tensor.to({value!r})")
+        return _CPU
+    return value
+
+
+def cuda_stand_ins(world_size: int, notice: Callable[[str], None]) -> Iterator[tuple[object, str, object]]:
+    """(owner, name, replacement) for the CUDA entry points that would refuse to run on CPU."""
+    from torch.distributed import device_mesh
+    from torch.nn.parallel import DistributedDataParallel
+
+    def set_device(device: object) -> None:
+        notice("torch.cuda.set_device")
+
+    yield torch.cuda, "set_device", set_device
+    yield torch.cuda, "current_device", lambda: 0
+    yield torch.cuda, "device_count", lambda: world_size
+    yield torch.cuda, "synchronize", lambda device=None: None
+
+    init_ddp = DistributedDataParallel.__init__
+
+    @functools.wraps(init_ddp)
+    def ddp_on_cpu(self: Any, module: Any, device_ids: Any = None, output_device: Any = None, *args: Any, **kw: Any):
+        if device_ids is not None and all(p.device.type == "cpu" for p in module.parameters()):
+            notice(f"DistributedDataParallel(device_ids={device_ids!r})")
+            device_ids, output_device = None, None
+        init_ddp(self, module, device_ids, output_device, *args, **kw)
+
+    yield DistributedDataParallel, "__init__", ddp_on_cpu
+
+    init_mesh = device_mesh.init_device_mesh
+
+    @functools.wraps(init_mesh)
+    def mesh_on_cpu(device_type: str, *args: Any, **kw: Any) -> Any:
+        if device_type.startswith("cuda"):
+            notice(f'init_device_mesh("{device_type}")')
+            device_type = "cpu"
+        return init_mesh(device_type, *args, **kw)
+
+    yield device_mesh, "init_device_mesh", mesh_on_cpu

@@ -1,0 +1,97 @@
+"""Reads of buffers that belong to an unfinished async operation.
+
+Between issuing an async collective or ``irecv`` and ``Work.wait()``, the
+output buffers belong to the backend: what a read sees depends on timing
+(gloo may or may not have written yet; NCCL's stream certainly has not). The
+write side is caught by :mod:`.work`'s snapshots; this module catches reads,
+on every schedule, at the line that reads. A read is a torch call made by
+the program's own code (not by torch's internals, which DDP and FSDP use
+correctly) whose tensor arguments overlap an unsettled buffer's memory. The
+bug is an ``exception`` whose message reads::
+
+    async <op> buffer read before Work.wait() on rank <r> at <file>:<line> (issued at <file>:<line>)
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from typing import Iterable
+
+import torch
+
+from dnsse.engine.bugs import Bug, BugKind
+from dnsse.engine.location import frame_location
+
+_TORCH_DIR = os.path.dirname(torch.__file__)
+
+
+@dataclass(frozen=True)
+class Unsettled:
+    """One async operation's output memory, as byte ranges."""
+
+    op: str
+    site: str
+    spans: tuple[tuple[int, int], ...]
+
+
+def spans_of(tensors: Iterable[torch.Tensor]) -> tuple[tuple[int, int], ...]:
+    found = []
+    for tensor in tensors:
+        if tensor.numel() == 0:
+            continue
+        extent = 1 + sum((size - 1) * abs(stride) for size, stride in zip(tensor.shape, tensor.stride()))
+        start = tensor.data_ptr()
+        found.append((start, start + extent * tensor.element_size()))
+    return tuple(found)
+
+
+def _tensors(values: Iterable[object]) -> Iterable[torch.Tensor]:
+    for value in values:
+        if isinstance(value, torch.Tensor):
+            yield value
+        elif isinstance(value, (list, tuple)):
+            yield from (v for v in value if isinstance(v, torch.Tensor))
+
+
+def _writes(func: object) -> bool:
+    """In-place calls are writes, which the snapshots of :mod:`.work` report with what changed."""
+    name = getattr(func, "__name__", "")
+    return name.startswith("__i") or name == "__setitem__" or (name.endswith("_") and not name.endswith("__"))
+
+
+def overlapping(unsettled: list[Unsettled], func: object, args: tuple, kwargs: dict) -> Unsettled | None:
+    """The unsettled operation whose buffer this call reads, if any."""
+    if _writes(func):
+        return None
+    for tensor in _tensors((*args, *kwargs.values())):
+        if tensor.numel() == 0 or tensor.is_meta:
+            continue
+        (start, end), = spans_of([tensor])
+        for entry in unsettled:
+            if any(start < high and low < end for low, high in entry.spans):
+                return entry
+    return None
+
+
+def program_frame(source_files: frozenset[str]) -> str | None:
+    """``file:line`` of the program's code making this call; ``None`` when torch's own code makes it."""
+    frame = sys._getframe(2)
+    while frame is not None and frame.f_code.co_filename.startswith(_TORCH_DIR):
+        frame = frame.f_back
+    if frame is None or frame.f_code.co_filename not in source_files:
+        return None
+    return frame_location(frame)
+
+
+def read_bug(entry: Unsettled, rank: int, where: str, agent: str) -> Bug:
+    return Bug(
+        BugKind.EXCEPTION,
+        f"async {entry.op} buffer read before Work.wait() on rank {rank} at {where} (issued at {entry.site})",
+        details=[
+            f"rank {rank} issued {entry.op} at {entry.site} and read its buffer at {where} before the operation "
+            "completed; what it reads depends on timing. Call Work.wait() before reading the buffer"
+        ],
+        agent=agent,
+    )
