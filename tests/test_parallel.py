@@ -34,12 +34,12 @@ def test_two_workers_find_the_example_bug_and_its_trace_replays(tmp_path: Path) 
     assert found.returncode == 1, found.stdout + found.stderr
     assert "2 worker processes" in found.stdout
     data = json.loads(report.read_text())
-    assert [bug["kind"] for bug in data["bugs"]] == ["collective_mismatch"]
+    assert [bug["kind"] for bug in data["bugs"]] == ["exception"]
     trace = json.loads(Path(data["bugs"][0]["trace"]).read_text())
     assert trace["execution"] == data["bugs"][0]["execution"]
     replayed = run_cli("replay", data["bugs"][0]["trace"])
     assert replayed.returncode == 1, replayed.stdout + replayed.stderr
-    assert "reproduced" in replayed.stdout and "collective_mismatch" in replayed.stdout
+    assert "reproduced" in replayed.stdout and "buffer read before Work.wait()" in replayed.stdout
 
 
 def test_two_workers_find_the_lock_order_deadlock(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:

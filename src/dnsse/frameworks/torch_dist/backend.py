@@ -69,10 +69,32 @@ class ControlledProcessGroup(dist.ProcessGroup):
         super().__init__(index, group.size())
         self.state = state
         self.group = group
+        self._torch_name = ""
+        self._torch_desc = "undefined"
 
     # ------------------------------------------------------------ identity
     def getBackendName(self) -> str:  # noqa: N802 - torch's C++ name
         return "dnsse"
+
+    # torch keeps a group's name and description in its backends, which a
+    # Python group has none of: DeviceMesh and functional collectives find
+    # groups by these names, from Python and from C++.
+    def setGroupName(self, name: str) -> None:  # noqa: N802
+        self._torch_name = name
+
+    def getGroupName(self) -> str:  # noqa: N802
+        return self._torch_name
+
+    def setGroupDesc(self, desc: str) -> None:  # noqa: N802
+        self._torch_desc = desc
+
+    def getGroupDesc(self) -> str:  # noqa: N802
+        return self._torch_desc
+
+    _set_group_name = setGroupName
+    _set_group_desc = setGroupDesc
+    group_name = property(getGroupName)
+    group_desc = property(getGroupDesc)
 
     def __repr__(self) -> str:
         return f"<dnsse ProcessGroup {self.group} on rank {self.state.rank}>"

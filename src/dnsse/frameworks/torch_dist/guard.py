@@ -20,11 +20,14 @@ from dataclasses import dataclass
 from typing import Iterable
 
 import torch
+import torch.overrides
+from torch.distributed._functional_collectives import AsyncCollectiveTensor
 
 from dnsse.engine.bugs import Bug, BugKind
 from dnsse.engine.location import frame_location
 
 _TORCH_DIR = os.path.dirname(torch.__file__)
+_OVERRIDES = torch.overrides.__file__
 
 
 @dataclass(frozen=True)
@@ -47,12 +50,25 @@ def spans_of(tensors: Iterable[torch.Tensor]) -> tuple[tuple[int, int], ...]:
     return tuple(found)
 
 
+def _read(value: object) -> bool:
+    # Functional collectives hand out AsyncCollectiveTensors, which wait for
+    # their collective when first used: reading one is correct.
+    return isinstance(value, torch.Tensor) and not isinstance(value, AsyncCollectiveTensor)
+
+
 def _tensors(values: Iterable[object]) -> Iterable[torch.Tensor]:
     for value in values:
-        if isinstance(value, torch.Tensor):
-            yield value
+        if _read(value):
+            yield value  # type: ignore[misc]
         elif isinstance(value, (list, tuple)):
-            yield from (v for v in value if isinstance(v, torch.Tensor))
+            yield from (v for v in value if _read(v))
+
+
+# Calls that look at a tensor's metadata, never at its data.
+_METADATA = frozenset(
+    {"__get__", "size", "stride", "dim", "numel", "element_size", "storage_offset", "is_contiguous", "__len__",
+     "data_ptr", "untyped_storage", "_make_wrapper_subclass", "detach", "view", "as_strided", "__hash__"}
+)
 
 
 def _writes(func: object) -> bool:
@@ -63,7 +79,7 @@ def _writes(func: object) -> bool:
 
 def overlapping(unsettled: list[Unsettled], func: object, args: tuple, kwargs: dict) -> Unsettled | None:
     """The unsettled operation whose buffer this call reads, if any."""
-    if _writes(func):
+    if _writes(func) or getattr(func, "__name__", "") in _METADATA:
         return None
     for tensor in _tensors((*args, *kwargs.values())):
         if tensor.numel() == 0 or tensor.is_meta:
@@ -76,10 +92,18 @@ def overlapping(unsettled: list[Unsettled], func: object, args: tuple, kwargs: d
 
 
 def program_frame(source_files: frozenset[str]) -> str | None:
-    """``file:line`` of the program's code making this call; ``None`` when torch's own code makes it."""
+    """``file:line`` of the program's code when it made this torch call itself.
+
+    Calls torch's own code makes (DDP, FSDP, functional collectives and the
+    optimizers, which wait correctly or read on the program's behalf) are
+    not judged: only the program's direct call, or the torch function it
+    called directly, counts.
+    """
     frame = sys._getframe(2)
-    while frame is not None and frame.f_code.co_filename.startswith(_TORCH_DIR):
+    while frame is not None and frame.f_code.co_filename == _OVERRIDES:
         frame = frame.f_back
+    if frame is not None and frame.f_code.co_filename.startswith(_TORCH_DIR):
+        frame = frame.f_back  # a torch function written in Python, as the program called it
     if frame is None or frame.f_code.co_filename not in source_files:
         return None
     return frame_location(frame)
