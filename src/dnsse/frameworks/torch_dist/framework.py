@@ -18,6 +18,7 @@ Events for specifications (``dnsse.emit`` adds the program's own):
 from __future__ import annotations
 
 import contextlib
+import importlib
 import inspect
 import sys
 from typing import Callable, ContextManager, Iterator
@@ -39,6 +40,10 @@ from dnsse.frameworks.torch_dist.world import RankState, World
 from dnsse.frameworks.threads.patching import controlled_threading
 
 
+# A campaign builds more than one framework (minimizing, replaying): the notice is per process.
+_CUDA_NOTICED: list[str] = []
+
+
 class TorchFramework:
     name = "torch"
 
@@ -50,20 +55,19 @@ class TorchFramework:
         # so only the latest world can still be asked about.
         self._world: World | None = None
         self._inputs: tuple[LoadedTarget, list[InputParameter]] | None = None
-        self._cuda_noticed = False
 
     def activate(self) -> ContextManager[None]:
         return _both(installed(self.world_size, self._notice_cuda), controlled_threading())
 
     def _notice_cuda(self, what: str) -> None:
-        """Say once per campaign that CUDA and NCCL run on the CPU here."""
-        if self._cuda_noticed or torch.cuda.is_available():
+        """Say once per process that CUDA and NCCL run on the CPU here."""
+        if _CUDA_NOTICED or torch.cuda.is_available():
             return
-        self._cuda_noticed = True
+        _CUDA_NOTICED.append(what)
         print(
             f"dnsse: the program asks for CUDA or NCCL ({what}); this machine has no CUDA, so every rank runs "
             "on the CPU: the values are the CPU's, the order of operations is the program's",
-            file=sys.stderr,
+            file=sys.__stderr__,
         )
 
     def inputs(self, target: LoadedTarget) -> list[InputParameter]:
@@ -74,6 +78,7 @@ class TorchFramework:
         return found
 
     def start(self, execution: Execution, target: LoadedTarget, inputs: dict[str, object]) -> None:
+        _warm_up(target)
         world = World(execution, self.world_size, Collectives(), Mailboxes(), dist.HashStore(), self._notice_cuda)
         self._world = world
         execution.deadlock_explainers.append(lambda blocked: world.collectives.explain_deadlock(world.ranks, blocked))
@@ -89,6 +94,18 @@ class TorchFramework:
         if world is None or world.execution is not execution:
             return None
         return world.collectives.unfinished()
+
+
+# DDP and FSDP import torch._dynamo when first built (seconds): done before the
+# first execution starts, its time limit and timings do not pay for it.
+_USERS_OF_DYNAMO = ("DistributedDataParallel", "fully_shard", "FullyShardedDataParallel")
+
+
+def _warm_up(target: LoadedTarget) -> None:
+    if "torch._dynamo" not in sys.modules:
+        source = target.spec.path.read_text(errors="replace")
+        if any(name in source for name in _USERS_OF_DYNAMO):
+            importlib.import_module("torch._dynamo")
 
 
 @contextlib.contextmanager

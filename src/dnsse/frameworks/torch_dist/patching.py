@@ -10,8 +10,6 @@ of :mod:`.process_groups` in both ``torch.distributed`` and
 from __future__ import annotations
 
 import contextlib
-import importlib
-import sys
 from typing import Callable, Iterator
 
 import torch
@@ -37,20 +35,9 @@ def _replacements(world_size: int, notice: Callable[[str], None]) -> list[tuple[
     return found
 
 
-# Modules whose first use imports torch._dynamo, which takes seconds: a first
-# execution paying for it would hit its time limit and see other timings.
-_USERS_OF_DYNAMO = ("torch.nn.parallel.distributed", "torch.distributed.fsdp", "torch.distributed.tensor")
-
-
-def _warm_up() -> None:
-    if any(name in sys.modules for name in _USERS_OF_DYNAMO):
-        importlib.import_module("torch._dynamo")
-
-
 @contextlib.contextmanager
 def installed(world_size: int, notice: Callable[[str], None]) -> Iterator[None]:
     register_backend()
-    _warm_up()
     replacements = _replacements(world_size, notice)
     saved = [(owner, name, owner.__dict__.get(name, _MISSING)) for owner, name, _ in replacements]  # type: ignore[attr-defined]
     threads = torch.get_num_threads()
