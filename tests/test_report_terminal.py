@@ -127,12 +127,15 @@ def test_replay_shows_the_whole_output_and_the_story(tmp_path: Path) -> None:
 
 
 def test_the_torch_story_puts_async_steps_under_the_rank_that_issued_them(tmp_path: Path) -> None:
-    example = Path(__file__).resolve().parent.parent / "examples" / "loss_scaling.py"
-    found = run_cli("check", f"{example}:main", "--out", str(tmp_path))
+    program = Path(__file__).resolve().parent / "programs" / "torch_async.py"
+    found = run_cli("check", f"{program}:modifies_before_wait", "--out", str(tmp_path))
     lines = story_lines(tell(tmp_path / "bug-1.json"))
-    rank1 = lines[lines.index("  rank 1 (25 steps)") :]
-    assert any("async: all_reduce writes rank 1" in line for line in rank1)
-    assert any(line.startswith("  ✗ step   54  all_reduce #8 of WORLD") for line in lines)
+    broken = next(line for line in lines if line.startswith("  ✗ step"))
+    rank = "rank 1" if "reads rank 1" in broken else "rank 0"
+    assert broken.endswith(f"async: all_reduce reads {rank}")
+    # The step sits in the issuing rank's lane, after the issue.
+    lane = lines[lines.index(next(line for line in lines if line.startswith(f"  {rank} ("))) :]
+    assert lane.index(broken) > next(i for i, line in enumerate(lane) if "all_reduce #1 of WORLD" in line)
     assert found.returncode == 1
 
 

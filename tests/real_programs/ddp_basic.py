@@ -3,10 +3,11 @@
 https://pytorch.org/tutorials/intermediate/ddp_tutorial.html (basic use
 case): a toy model wrapped in DistributedDataParallel, one training step.
 ``demo_basic`` is the tutorial's code with the process launcher left out
-(dnsse runs the ranks); ``demo_basic_unsynced_init`` is the bug variant: each
-rank seeds its own model differently and turns off DDP's initial parameter
-broadcast, so the replicas start apart and stay apart, which the check at the
-end finds on some schedules only.
+(dnsse runs the ranks). ``demo_uneven_inputs`` is the classic bug variant:
+the data is split unevenly, so one rank runs one more step than the other,
+and its last backward pass waits in an all-reduce nobody joins (in a real
+job: a hang until the NCCL timeout). ``demo_uneven_inputs_joined`` is the
+fix PyTorch recommends, DDP's ``join()`` context manager.
 """
 
 import os
@@ -58,3 +59,40 @@ def demo_basic(rank, world_size):
 
     cleanup()
     print(f"Finished running basic DDP example on rank {rank}.")
+
+
+def train_on(rank, world_size, batches):
+    setup(rank, world_size)
+    model = ToyModel().to(rank)
+    ddp_model = DDP(model, device_ids=[rank])
+    loss_fn = nn.MSELoss()
+    optimizer = optim.SGD(ddp_model.parameters(), lr=0.001)
+    for inputs, labels in batches:
+        optimizer.zero_grad()
+        loss_fn(ddp_model(inputs), labels.to(rank)).backward()
+        optimizer.step()
+    cleanup()
+
+
+def uneven_batches(rank, world_size):
+    # 5 batches dealt round-robin: rank 0 gets 3, rank 1 gets 2.
+    data = [(torch.randn(4, 10), torch.randn(4, 5)) for _ in range(5)]
+    return data[rank::world_size]
+
+
+def demo_uneven_inputs(rank, world_size):
+    train_on(rank, world_size, uneven_batches(rank, world_size))
+
+
+def demo_uneven_inputs_joined(rank, world_size):
+    setup(rank, world_size)
+    model = ToyModel().to(rank)
+    ddp_model = DDP(model, device_ids=[rank])
+    loss_fn = nn.MSELoss()
+    optimizer = optim.SGD(ddp_model.parameters(), lr=0.001)
+    with ddp_model.join():
+        for inputs, labels in uneven_batches(rank, world_size):
+            optimizer.zero_grad()
+            loss_fn(ddp_model(inputs), labels.to(rank)).backward()
+            optimizer.step()
+    cleanup()
