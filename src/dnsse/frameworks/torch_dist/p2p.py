@@ -241,7 +241,15 @@ class Mailboxes:
             raise ExecutionAborted()
         return receive
 
-            message = Message(state, group, dst, tag, payload.detach().clone(), site, op, buffer=payload, slot=slot, touches=touches)  # type: ignore[attr-defined]
+    def _next_messages(self, receive: Receive) -> tuple[tuple[str, Access], ...]:
+        """The next message of each channel the receive may take from, posted or not, as reads."""
+        group, dst, tag = receive.group, receive.state.rank, receive.tag
+        sources = group.ranks if receive.src is None else (receive.src,)
+        return tuple(
+            (f"{_channel(group, src, dst, tag)}#{self.taken.get((group.name, src, dst, tag), 0)}", Access.READ)
+            for src in sources
+            if src != dst
+        )
 
     def candidates(self, receive: Receive) -> list[Message]:
         """The messages ``receive`` may take now: the oldest from each allowed source."""
