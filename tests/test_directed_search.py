@@ -68,7 +68,7 @@ def test_hybrid_finds_a_bug_that_needs_an_input_value_and_an_ordering(tmp_path: 
     report = tmp_path / "report.json"
     done = subprocess.run(
         [sys.executable, "-m", "dnsse.cli", "check", f"{PROGRAMS / 'directed_inputs.py'}:pool_race",
-         "--budget", "200", "--out", str(tmp_path), "--json", str(report)],
+         "--budget", "1000", "--out", str(tmp_path), "--json", str(report)],
         capture_output=True, text=True, timeout=300,
     )
     assert done.returncode == 1, done.stdout + done.stderr
@@ -77,4 +77,4 @@ def test_hybrid_finds_a_bug_that_needs_an_input_value_and_an_ordering(tmp_path: 
     assert data["bugs"][0]["inputs"] == {"free_blocks": 1}
     assert set(data["engines"]) == {"fuzz", "symbolic", "pct"}
     assert sum(engine["executions"] for engine in data["engines"].values()) == data["executions"]
-    assert first_bug("directed_inputs.py:pool_race", "random", 300, tmp_path) is None
+    assert first_bug("directed_inputs.py:pool_race", "random", 1000, tmp_path) is None
