@@ -80,8 +80,9 @@ def test_a_bug_behind_a_long_running_agent_is_found_at_least_as_often_as_the_bou
 ) -> None:
     """Hit rate >= 1 / (n * k ** (d - 1)) with n agents and k scheduling choices.
 
-    The worker's 600-iteration loop makes progress (it writes every
-    iteration), so it is never taken for spinning and keeps its priority.
+    The worker's 600-iteration loop runs more than a thousand scheduling
+    choices before the racy part, which the old starvation guard turned into
+    a uniform random schedule.
     """
     strategy, results = _campaign(spec, depth, executions)
     agents = max(len(r.agent_names) for r in results)
@@ -90,7 +91,6 @@ def test_a_bug_behind_a_long_running_agent_is_found_at_least_as_often_as_the_bou
     hits = sum(1 for r in results if r.bug is not None and "AssertionError" in r.bug.message)
     bound = 1 / (agents * choices ** (depth - 1))
     assert hits / executions >= bound, f"{hits}/{executions} below the PCT bound {bound:.5f}"
-    assert strategy.notes()["spinning_agents_dropped"] == 0
 
 
 def test_the_cli_reports_how_often_pct_caught_spinning(tmp_path: Path) -> None:

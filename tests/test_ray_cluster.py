@@ -71,7 +71,9 @@ def test_the_same_seed_finds_the_same_bug_on_one_or_two_ray_workers(cluster: str
         assert ran.returncode == 1, ran.stdout + ran.stderr[-3000:]
         report = json.loads((tmp_path / f"{workers}.json").read_text())
         found[workers] = [(bug["kind"], bug["message"], bug["execution"]) for bug in report["bugs"]]
-    assert found[1] == found[2] == [("exception", "AssertionError: lost update: count is 1", 3)]
+    # The execution number depends on the campaign's schedules, not on the number of workers.
+    assert found[1] == found[2]
+    assert [(kind, message) for kind, message, _ in found[1]] == [("exception", "AssertionError: lost update: count is 1")]
     replayed = subprocess.run(
         [sys.executable, "-m", "dnsse.cli", "replay", str(tmp_path / "2" / "bug-1.json")],
         capture_output=True, text=True, timeout=300,
