@@ -182,8 +182,8 @@ def _collect(
             executions += 1
             notes[worker] = message["notes"]
             number = message["index"] + 1
-            result = _result_from(message)
-            _merge_arcs(campaign.recorder, message["arcs"])
+            result = result_from_report(message)
+            merge_reported_arcs(campaign.recorder, message["arcs"])
             if on_execution is not None:
                 on_execution(number, result, campaign.recorder)
             # Without keep_going only the first bug counts; workers may report more before they stop.
@@ -195,7 +195,8 @@ def _collect(
     return executions
 
 
-def _result_from(message: dict) -> ExecutionResult:
+def result_from_report(message: dict) -> ExecutionResult:
+    """An execution a worker reported as JSON (here, or a Ray worker), as the campaign records it."""
     return ExecutionResult(
         bug=Bug.from_json(message["bug"]) if message["bug"] is not None else None,
         choices=[Choice.from_json(choice) for choice in message["choices"]],
@@ -206,7 +207,7 @@ def _result_from(message: dict) -> ExecutionResult:
     )
 
 
-def _merge_arcs(recorder: ArcRecorder | None, arcs: dict[str, list[list[int]]]) -> None:
+def merge_reported_arcs(recorder: ArcRecorder | None, arcs: dict[str, list[list[int]]]) -> None:
     if recorder is None:
         return
     for path, pairs in arcs.items():

@@ -33,8 +33,6 @@ from typing import Callable
 
 import dnsse
 from dnsse.coverage.arcs import ArcRecorder
-from dnsse.engine.bugs import Bug
-from dnsse.engine.choices import Choice
 from dnsse.engine.execution import Limits
 from dnsse.engine.inputs import show_value
 from dnsse.engine.runner import ExecutionResult
@@ -42,6 +40,7 @@ from dnsse.engine.target import LoadedTarget
 from dnsse.errors import BadInput
 from dnsse.frameworks.base import Framework
 from dnsse.search.campaign import Campaign, CampaignConfig, CampaignResult, FoundBug, wants_feedback
+from dnsse.search.parallel import merge_reported_arcs, result_from_report
 from dnsse.search.registry import make_strategy
 from dnsse.search.strategy import Strategy
 
@@ -102,8 +101,8 @@ def run_on_ray(
                 turn += len(reports)
                 for report in reports:
                     executions += 1
-                    result = _result_from(report)
-                    _merge_arcs(campaign.recorder, report["arcs"])
+                    result = result_from_report(report)
+                    merge_reported_arcs(campaign.recorder, report["arcs"])
                     if on_execution is not None:
                         on_execution(report["index"] + 1, result, campaign.recorder)
                     if result.bug is not None:
@@ -216,21 +215,3 @@ def _run_batch(settings_text: str, first: int, size: int) -> str:
     if campaign.recorder is not None and reports:
         reports[-1]["arcs"] = {path: [list(arc) for arc in sorted(arcs)] for path, arcs in campaign.recorder.arcs.items()}
     return json.dumps(reports)
-
-
-def _result_from(report: dict) -> ExecutionResult:
-    return ExecutionResult(
-        bug=Bug.from_json(report["bug"]) if report["bug"] is not None else None,
-        choices=[Choice.from_json(choice) for choice in report["choices"]],
-        inputs=report["inputs"],
-        steps=report["steps"],
-        elapsed_s=report["elapsed_s"],
-        divergence=report["divergence"],
-    )
-
-
-def _merge_arcs(recorder: ArcRecorder | None, arcs: dict[str, list[list[int]]]) -> None:
-    if recorder is None:
-        return
-    for path, pairs in arcs.items():
-        recorder.arcs.setdefault(path, set()).update((start, end) for start, end in pairs)
