@@ -297,6 +297,8 @@ def finish_check(arguments: argparse.Namespace, result: CampaignResult, stories:
             f"dnsse: interrupted after {result.executions} executions; the reports so far are written. "
             f"Continue the campaign with the same command and --resume {shlex.quote(str(arguments.out))}\n"
         )
+    if result.inconclusive:
+        _warn_inconclusive(result, arguments.quiet)
     if arguments.quiet:
         return status
     rate = result.executions / result.elapsed_s if result.elapsed_s > 0 else 0.0
@@ -304,6 +306,8 @@ def finish_check(arguments: argparse.Namespace, result: CampaignResult, stories:
         f"{len(result.bugs)} bug{'s' if len(result.bugs) != 1 else ''} in {result.executions} executions "
         f"({result.elapsed_s:.2f}s, {rate:.0f} executions/s, {result.framework}, {result.strategy})"
     )
+    if result.inconclusive:
+        summary += f", {len(result.inconclusive)} inconclusive"
     print(f"\n{summary}" if result.bugs else f"no bug found: {summary}")
     if result.coverage is not None:
         covered = result.coverage
@@ -329,6 +333,25 @@ def finish_check(arguments: argparse.Namespace, result: CampaignResult, stories:
         print(f"not verified: dfs did not finish its search within the budget ({result.executions} executions)")
     sys.stdout.flush()
     return status
+
+
+def _warn_inconclusive(result: CampaignResult, quiet: bool) -> None:
+    """Executions that hit the wall-clock limit: where each agent stood, and a warning that stays with exit 0."""
+    runs = result.inconclusive
+    if not quiet:
+        for run in runs:
+            print(f"\nexecution {run.execution} was inconclusive, neither a bug nor a pass:")
+            print("\n".join("  " + line for line in run.inconclusive.render().splitlines()))
+    count = f"{len(runs)} execution{'s' if len(runs) != 1 else ''}"
+    sys.stdout.flush()
+    sys.stderr.write(
+        f"dnsse: warning: {count} hit the wall-clock limit (execution {', '.join(str(r.execution) for r in runs[:5])}"
+        f"{', ...' if len(runs) > 5 else ''}) and could not be judged, so the result is inconclusive for "
+        f"{'them' if len(runs) != 1 else 'it'}. If the program is only slow there, give it a longer "
+        "--execution-timeout; otherwise an agent waits in a call dnsse does not control (see where each agent "
+        "stood)\n"
+    )
+    sys.stderr.flush()
 
 
 @contextlib.contextmanager

@@ -11,3 +11,10 @@ class NotDeterministic(BadInput):
     Neither a bug nor a pass: what a search found cannot be trusted or
     replayed. The message says at which choice and how the runs differed.
     """
+
+
+class InconclusiveReplay(BadInput):
+    """A replay hit the wall-clock limit in code dnsse does not control: neither the bug nor a pass.
+
+    The message says where each agent stood (see dnsse.engine.inconclusive).
+    """

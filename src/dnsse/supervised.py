@@ -138,7 +138,7 @@ def _finish_from_state(
     arguments: argparse.Namespace, state: SavedCampaign, interrupted: int | None, keep: bool = False
 ) -> int:
     from dnsse.cli import finish_check
-    from dnsse.search.campaign import CampaignResult, FoundBug
+    from dnsse.search.campaign import CampaignResult, FoundBug, InconclusiveRun
 
     result = CampaignResult(
         target=state.target,
@@ -149,6 +149,7 @@ def _finish_from_state(
         elapsed_s=state.elapsed_s,
         bugs=[FoundBug(b.to_bug(), b.execution, Path(b.trace), b.elapsed_s, b.inputs) for b in state.bugs],
         interrupted=interrupted,
+        inconclusive=[InconclusiveRun.from_json(raw) for raw in state.inconclusive],
     )
     if not keep and interrupted is None:
         discard_state(arguments.out)

@@ -77,10 +77,14 @@ def test_threads_that_will_not_stop_are_left_behind_with_their_process(tmp_path:
         "check", target("hangs.py:spinner"), "--keep-going", "--budget", "4", "--execution-timeout", "0.5",
         "--no-minimize", "--out", str(tmp_path / "traces"), "--json", str(report), timeout=180,
     )
-    assert found.returncode == 1, output(found)
+    assert found.returncode == 0, output(found)
     data = json.loads(report.read_text())
     assert data["executions"] == 4
-    assert [bug["kind"] for bug in data["bugs"]] == ["timeout"]
+    # Spinning outside every scheduling point is past what dnsse can judge: inconclusive, not a bug.
+    assert data["bugs"] == []
+    # Only schedules that hand the spinner the baton hang; the others end when main does.
+    assert data["inconclusive"] and data["inconclusive"][0]["execution"] == 1
+    assert any("hangs.py:23 in spin" in line for line in data["inconclusive"][0]["details"])
 
 
 def test_executions_leave_no_directory_behind_even_when_the_process_dies(tmp_path: Path) -> None:

@@ -21,6 +21,7 @@ from dnsse.engine.agent import FINISHED, Agent, StepAgent, ThreadAgent, Wait
 from dnsse.engine.bugs import Bug, BugKind
 from dnsse.engine.choices import Chooser, Chosen, RecordingChooser, TraceDivergence
 from dnsse.engine.determinism import DeterminismCheck, Expected
+from dnsse.engine.inconclusive import Inconclusive
 from dnsse.engine.location import frame_location, source_line
 from dnsse.engine.object_names import ObjectNames
 from dnsse.engine.operation import Access, Operation, expiry_of
@@ -95,6 +96,8 @@ class Execution:
         self.divergence: str | None = None
         # Set when the program called an API dnsse does not control: not a bug, bad input.
         self.refusal: str | None = None
+        # Set when the wall-clock limit ended the run: neither a bug nor a pass.
+        self.inconclusive: Inconclusive | None = None
         # Handlers the program gave signal.signal (see dnsse.engine.process_calls).
         self.signal_handlers: dict[int, object] = {}
         self.aborted = False
@@ -399,6 +402,50 @@ class Execution:
         self.aborted = True
         self._finished.release()
 
+    def _give_up(self) -> None:
+        """The wall-clock limit passed with an agent away from every scheduling point: inconclusive."""
+        if self.aborted:
+            return
+        self.inconclusive = Inconclusive(
+            f"the execution ran longer than {self.limits.max_seconds:g}s (--execution-timeout) without "
+            f"coming back to a scheduling point, after {self.step} steps: an agent is blocked in a call "
+            "dnsse does not control, or computes for longer than the limit",
+            details=self._standing(),
+        )
+        self.aborted = True
+
+    def _standing(self) -> list[str]:
+        """Where each unfinished agent stood: its last scheduling point, and where its thread is now."""
+        running = self.history[-1][0] if self.history else None
+        lines = []
+        for agent in self.thread_agents():
+            if agent.done:
+                continue
+            if not agent.started:
+                lines.append(f"{agent.name}: not started")
+                continue
+            last = agent.pending.kind if agent.pending is not None else "start"
+            at = self._where(agent.frame)
+            stood = f"{agent.name}: last scheduling point {last}" + (f" at {at}" if at else "")
+            if agent.id == running:
+                now = self._location_of(agent)
+                inside = self._innermost(agent)
+                stood += "; running since, never came back: now" + (f" at {now}" if now else " outside the program")
+                if inside and inside != now:
+                    stood += f", inside {inside}"
+            elif agent.waiting is not None:
+                stood += f", waiting for {agent.waiting.describe()}"
+            lines.append(stood)
+        return lines
+
+    @staticmethod
+    def _innermost(agent: ThreadAgent) -> str | None:
+        """The innermost Python frame of ``agent``'s thread (a C call below it does not show)."""
+        frame = sys._current_frames().get(agent.thread_ident) if agent.thread_ident is not None else None
+        if frame is None:
+            return None
+        return f"{frame_location(frame)} in {frame.f_code.co_name}"
+
     def _complete(self) -> None:
         if self.aborted or self.completed:
             return
@@ -454,14 +501,7 @@ class Execution:
         if chosen is not None:
             self._hand_to(chosen)
         if not self._finished.acquire(timeout=self.limits.max_seconds):
-            self.fail(
-                Bug(
-                    BugKind.TIMEOUT,
-                    f"the execution ran longer than {self.limits.max_seconds:g}s "
-                    "(a hang outside dnsse's control, or a very slow step)",
-                    details=self._agent_locations(),
-                )
-            )
+            self._give_up()
         self.elapsed_s = time.perf_counter() - self.started_at
         self._unwind()
 

@@ -9,6 +9,7 @@ from dnsse.engine.bugs import Bug
 from dnsse.engine.choices import Choice, Chooser, ChoiceKind, Chosen, TraceDivergence
 from dnsse.engine.determinism import Expected
 from dnsse.engine.execution import Event, Execution, ExecutionAborted, Limits
+from dnsse.engine.inconclusive import Inconclusive
 from dnsse.engine.inputs import InputSlot, draw_inputs, input_slots
 from dnsse.engine.isolation import fresh_working_directory, isolated_execution
 from dnsse.engine.operation import Operation
@@ -57,6 +58,8 @@ class ExecutionResult:
     slots: list[InputSlot] = field(default_factory=list)
     # Why some step may have touched objects that its operation does not name.
     untrusted: str | None = None
+    # Set when the wall-clock limit ended the run: neither a bug nor a pass.
+    inconclusive: Inconclusive | None = None
 
 
 def run_execution(
@@ -110,7 +113,7 @@ def run_execution(
         with isolated_execution(seed), captured_output(capture_output) as output:
             framework.start(execution, target, given)
             execution.run()
-            if execution.bug is None and execution.divergence is None:
+            if execution.bug is None and execution.divergence is None and execution.inconclusive is None:
                 bug = framework.finish(execution)
                 if bug is not None:
                     execution.report_after_run(bug)
@@ -122,7 +125,7 @@ def run_execution(
                     execution.report_after_run(bug)
     if execution.refusal is not None:
         raise BadInput(execution.refusal)
-    if execution.divergence is None and execution.chooser.check is not None:
+    if execution.divergence is None and execution.inconclusive is None and execution.chooser.check is not None:
         unfitting = execution.chooser.check.at_end(len(execution.chooser.choices))
         if unfitting is not None:
             execution.divergence = unfitting
@@ -142,4 +145,5 @@ def run_execution(
         output=output,
         slots=input_slots(parameters, pinned),
         untrusted=execution.untrusted,
+        inconclusive=execution.inconclusive,
     )

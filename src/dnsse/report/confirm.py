@@ -26,6 +26,8 @@ ADVICE = (
 
 def unreproduced(trace: Trace, result: ExecutionResult) -> str | None:
     """How a run that followed ``trace`` differs from the recorded one; ``None`` when it showed the bug."""
+    if result.inconclusive is not None:
+        return f"the replay hit the wall-clock limit ({result.inconclusive.message})"
     if result.divergence is not None:
         return result.divergence
     made = f"the run made the trace's {len(trace.choices)} choices"

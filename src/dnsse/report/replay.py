@@ -11,7 +11,7 @@ from dnsse.engine.determinism import Expected
 from dnsse.engine.hash_seed import current_hash_seed
 from dnsse.engine.flight import active_recorder
 from dnsse.engine.runner import ExecutionResult, Monitor, run_execution
-from dnsse.errors import BadInput, NotDeterministic
+from dnsse.errors import BadInput, InconclusiveReplay, NotDeterministic
 from dnsse.report.confirm import ADVICE, unreproduced
 from dnsse.report.trace import Trace, read_trace
 from dnsse.search.campaign import load, pin_inputs, preflight
@@ -75,6 +75,12 @@ def replay(path: Path, monitors: Sequence[Monitor] = ()) -> ReplayOutcome:
         finally:
             if flight is not None:
                 flight.end()
+    if result.inconclusive is not None:
+        raise InconclusiveReplay(
+            f"replaying {path} ({trace.target}) was inconclusive, neither the recorded bug nor a pass: "
+            f"{result.inconclusive.render()}\nIf the program is only slow there, check it again with a longer "
+            "--execution-timeout; otherwise the call it stopped in is outside dnsse's control"
+        )
     if result.divergence is not None:
         raise _does_not_fit(path, trace, result.divergence)
     # The same program made every recorded choice: the recorded bug must follow.

@@ -28,7 +28,7 @@ RULES = {
     BugKind.EXCEPTION: "an uncaught exception or failed assert in a rank, thread, task or actor",
     BugKind.COLLECTIVE_MISMATCH: "ranks issued different collectives (or shapes, dtypes, roots) at one position of a group",
     BugKind.SPEC_VIOLATION: "an execution violates a temporal-logic property of the program",
-    BugKind.TIMEOUT: "an execution hit the step or time limit: a livelock or a hang",
+    BugKind.TIMEOUT: "an execution hit the step limit: a livelock",
 }
 
 

@@ -39,6 +39,8 @@ def campaign_report(result: CampaignResult) -> dict:
         # What the strategy says about its search, e.g. pct's spinning agents.
         "search": result.search,
         "unverified_reason": result.unverified,
+        # Executions cut off by the wall-clock limit: neither bugs nor passes, and where each agent stood.
+        "inconclusive": [run.to_json() for run in result.inconclusive],
     }
 
 

@@ -14,6 +14,7 @@ from dnsse.engine.choices import Chooser, ReplayChooser
 from dnsse.engine.determinism import Expected
 from dnsse.engine.execution import Limits
 from dnsse.engine.hash_seed import current_hash_seed
+from dnsse.engine.inconclusive import Inconclusive
 from dnsse.engine.runner import ExecutionResult, Monitor, run_execution
 from dnsse.engine.inputs import InputParameter, show_value
 from dnsse.engine.target import LoadedTarget, TargetSpec
@@ -74,6 +75,21 @@ class FoundBug:
 
 
 @dataclass
+class InconclusiveRun:
+    """An execution that hit the wall-clock limit: not a bug, not a pass (see dnsse.engine.inconclusive)."""
+
+    execution: int
+    inconclusive: Inconclusive
+
+    def to_json(self) -> dict:
+        return {"execution": self.execution, **self.inconclusive.to_json()}
+
+    @staticmethod
+    def from_json(raw: dict) -> InconclusiveRun:
+        return InconclusiveRun(int(raw["execution"]), Inconclusive.from_json(raw))
+
+
+@dataclass
 class CampaignResult:
     target: str
     framework: str
@@ -93,6 +109,8 @@ class CampaignResult:
     search: dict[str, int] = field(default_factory=dict)
     # The signal (SIGINT, SIGTERM) that stopped the campaign before its budget; None when it was not stopped.
     interrupted: int | None = None
+    # Executions that hit the wall-clock limit: with any, nothing is verified.
+    inconclusive: list[InconclusiveRun] = field(default_factory=list)
 
 
 def load(
@@ -136,6 +154,7 @@ class Campaign:
         self.recorder = ArcRecorder(self.target.source_files) if config.coverage or feedback else None
         self.coverage_map = CoverageMap(self.recorder) if feedback and self.recorder is not None else None
         self.found: list[FoundBug] = []
+        self.inconclusive: list[InconclusiveRun] = []
         self.started = time.perf_counter()
         self._monitors = [self.suite] if self.suite is not None else []
         self._seen: set[tuple[str, str]] = set()
@@ -187,8 +206,12 @@ class Campaign:
         ``None`` when the run passed or showed a bug already recorded. The
         framework must be active: minimization and the confirming replay run
         the target again. NotDeterministic when the written trace does not
-        replay the bug: then there is no bug to announce.
+        replay the bug: then there is no bug to announce. An inconclusive
+        execution is kept in ``inconclusive``.
         """
+        if result.inconclusive is not None:
+            self.inconclusive.append(InconclusiveRun(execution, result.inconclusive))
+            return None
         if result.bug is None or result.bug.signature() in self._seen:
             return None
         self._seen.add(result.bug.signature())
@@ -245,6 +268,13 @@ class Campaign:
         search: dict[str, int] | None = None,
         unverified: str | None = None,
     ) -> CampaignResult:
+        if self.inconclusive and verified is not None:
+            # A run cut off by the wall clock was never judged: the search covered less than it says.
+            verified = None
+            unverified = (
+                f"{len(self.inconclusive)} execution{'s' if len(self.inconclusive) != 1 else ''} hit the "
+                "wall-clock limit and could not be judged"
+            )
         return CampaignResult(
             target=str(self.target.spec),
             framework=self.framework.name,
@@ -258,6 +288,7 @@ class Campaign:
             engines=engines,
             search=search or {},
             unverified=unverified,
+            inconclusive=list(self.inconclusive),
         )
 
 
@@ -314,7 +345,9 @@ def run_campaign(
             strategy.observe(result)
             if on_execution is not None:
                 on_execution(executions, result, campaign.recorder)
-            stop = campaign.record(result, executions) is not None and not config.keep_going
+            ended = campaign.record(result, executions) is not None or result.inconclusive is not None
+            # An inconclusive execution stops the campaign like a bug: the next ones would likely hang too.
+            stop = ended and not config.keep_going
             control.after(campaign, strategy, executions, result, last=stop)
             if stop:
                 break

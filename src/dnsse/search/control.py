@@ -59,7 +59,7 @@ class CampaignControl:
 
     def restore(self, campaign: Campaign, strategy: Strategy) -> int:
         """Put a resumed campaign's bugs, clock and strategy state back; the executions already done."""
-        from dnsse.search.campaign import FoundBug
+        from dnsse.search.campaign import FoundBug, InconclusiveRun
 
         saved = self.resume
         if saved is None:
@@ -87,6 +87,7 @@ class CampaignControl:
         for bug in saved.bugs:
             found = FoundBug(bug.to_bug(), bug.execution, Path(bug.trace), bug.elapsed_s, bug.inputs)
             campaign.adopt(found)
+        campaign.inconclusive.extend(InconclusiveRun.from_json(raw) for raw in saved.inconclusive)
         self._bugs_saved = len(saved.bugs)
         return saved.executions
 
@@ -133,7 +134,8 @@ class CampaignControl:
         now = time.perf_counter()
         if len(campaign.found) > self._bugs_saved or now - self._saved_at >= SAVE_EVERY_S:
             self.save(campaign, strategy, executions)
-        if result.abandoned and not last and self.restartable:
+        # A systematic search cannot be resumed in a fresh process (see restore): it goes on here.
+        if result.abandoned and not last and self.restartable and not hasattr(strategy, "exhausted"):
             self.save(campaign, strategy, executions)
             raise RestartNeeded(", ".join(result.abandoned))
 
@@ -152,6 +154,7 @@ class CampaignControl:
                 elapsed_s=time.perf_counter() - campaign.started,
                 bugs=[_saved(found) for found in campaign.found],
                 strategy_state=state() if state is not None else {},
+                inconclusive=[run.to_json() for run in campaign.inconclusive],
             ),
             self.out,
         )

@@ -45,6 +45,7 @@ from typing import Callable, Iterator
 
 from dnsse.coverage.arcs import Arc, ArcRecorder
 from dnsse.engine.bugs import Bug
+from dnsse.engine.inconclusive import Inconclusive
 from dnsse.engine.choices import Choice
 from dnsse.engine.execution import Limits
 from dnsse.engine.runner import ExecutionResult
@@ -187,7 +188,11 @@ def _collect(
             if on_execution is not None:
                 on_execution(number, result, campaign.recorder)
             # Without keep_going only the first bug counts; workers may report more before they stop.
-            if result.bug is not None and (config.keep_going or not campaign.found):
+            if result.inconclusive is not None:
+                campaign.record(result, number)
+                if not config.keep_going:
+                    stop.set()  # like a bug: the next executions would likely hang too
+            elif result.bug is not None and (config.keep_going or not campaign.found):
                 if not config.keep_going:
                     stop.set()  # first, so that workers wind down while the parent minimizes
                 with campaign.framework.activate():
@@ -204,6 +209,7 @@ def result_from_report(message: dict) -> ExecutionResult:
         steps=message["steps"],
         elapsed_s=message["elapsed_s"],
         divergence=message["divergence"],
+        inconclusive=Inconclusive.from_json(message["inconclusive"]) if message.get("inconclusive") else None,
     )
 
 
@@ -347,6 +353,7 @@ def _run_share(settings: dict, stop: Event, send: Send) -> None:
                 steps=result.steps,
                 elapsed_s=result.elapsed_s,
                 divergence=result.divergence,
+                inconclusive=result.inconclusive.to_json() if result.inconclusive is not None else None,
                 arcs=_new_arcs(campaign.recorder, reported),
                 notes=notes_of(strategy),
             )

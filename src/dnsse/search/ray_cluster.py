@@ -105,7 +105,12 @@ def run_on_ray(
                     merge_reported_arcs(campaign.recorder, report["arcs"])
                     if on_execution is not None:
                         on_execution(report["index"] + 1, result, campaign.recorder)
-                    if result.bug is not None:
+                    if result.inconclusive is not None:
+                        campaign.record(result, report["index"] + 1)
+                        if not config.keep_going:
+                            stopped = True
+                            break
+                    elif result.bug is not None:
                         with campaign.framework.activate():
                             campaign.record(result, report["index"] + 1)
                         if campaign.found and not config.keep_going:
@@ -209,6 +214,7 @@ def _run_batch(settings_text: str, first: int, size: int) -> str:
                     "steps": result.steps,
                     "elapsed_s": time.perf_counter() - started,
                     "divergence": result.divergence,
+                    "inconclusive": result.inconclusive.to_json() if result.inconclusive is not None else None,
                     "arcs": {},
                 }
             )

@@ -51,6 +51,8 @@ class SavedCampaign:
     bugs: list[SavedBug] = field(default_factory=list)
     # What an adaptive strategy learnt (see its state()/restore()); {} for the others.
     strategy_state: dict = field(default_factory=dict)
+    # Executions that hit the wall-clock limit, as InconclusiveRun.to_json() gives them.
+    inconclusive: list[dict] = field(default_factory=list)
 
     def refusal(self, target: str, framework: str, strategy: str, seed: int, world_size: int) -> str | None:
         """Why this state cannot continue the campaign described, or ``None`` when it can."""

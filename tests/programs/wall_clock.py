@@ -1,0 +1,35 @@
+"""Programs that hit the wall-clock limit, and one that hits the step limit."""
+
+import os
+import threading
+
+
+def blocked_read() -> None:
+    """A thread blocks reading a pipe nobody writes: an OS call dnsse does not control."""
+    readable, _ = os.pipe()
+
+    def reader() -> None:
+        os.read(readable, 1)
+
+    worker = threading.Thread(target=reader)
+    worker.start()
+    worker.join()
+
+
+def livelock() -> None:
+    """Two threads each wait, politely, for a flag only the other could set: a livelock under control."""
+    lock = threading.Lock()
+    flags = {"a": False, "b": False}
+
+    def polite(mine: str, theirs: str) -> None:
+        while True:
+            with lock:
+                if flags[theirs]:
+                    flags[mine] = True
+                    return
+
+    threads = [threading.Thread(target=polite, args=pair) for pair in (("a", "b"), ("b", "a"))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()

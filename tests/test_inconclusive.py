@@ -1,0 +1,67 @@
+"""A wall-clock limit hit in code dnsse does not control is inconclusive: neither a bug nor a pass (DESIGN §1)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+PROGRAMS = Path(__file__).parent / "programs"
+
+
+def run_cli(*arguments: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "dnsse.cli", *arguments], capture_output=True, text=True, timeout=300
+    )
+
+
+def check(tmp_path: Path, function: str, *options: str) -> tuple[subprocess.CompletedProcess, dict]:
+    report = tmp_path / "report.json"
+    done = run_cli(
+        "check", f"{PROGRAMS / 'wall_clock.py'}:{function}", "--out", str(tmp_path / "traces"),
+        "--json", str(report), *options,
+    )
+    return done, json.loads(report.read_text())
+
+
+def test_a_thread_blocked_in_an_os_read_is_inconclusive_not_a_bug(tmp_path: Path) -> None:
+    done, report = check(tmp_path, "blocked_read", "--execution-timeout", "0.5", "--strategy", "random")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert report["bugs"] == [] and report["verified"] is None
+    [run] = report["inconclusive"]
+    assert run["execution"] == 1 and "longer than 0.5s" in run["message"]
+    standing = "\n".join(run["details"])
+    assert "Thread-1 (reader): last scheduling point start; running since, never came back" in standing
+    assert "wall_clock.py:12 in reader" in standing
+    assert "main: last scheduling point thread.join at wall_clock.py:16, waiting for Thread-1 (reader)" in standing
+    assert "execution 1 was inconclusive, neither a bug nor a pass" in done.stdout
+    assert "1 inconclusive" in done.stdout
+    assert "dnsse: warning: 1 execution hit the wall-clock limit" in done.stderr
+    assert not list((tmp_path / "traces").glob("bug-*.json"))
+
+
+def test_keep_going_judges_every_execution_and_records_each_inconclusive_one(tmp_path: Path) -> None:
+    done, report = check(
+        tmp_path, "blocked_read", "--execution-timeout", "0.5", "--strategy", "random", "--keep-going",
+        "--budget", "3",
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert report["executions"] == 3 and report["bugs"] == []
+    assert [run["execution"] for run in report["inconclusive"]] == [1, 2, 3]
+
+
+def test_an_exhausted_dfs_with_an_inconclusive_execution_verifies_nothing(tmp_path: Path) -> None:
+    done, report = check(tmp_path, "blocked_read", "--execution-timeout", "0.5", "--strategy", "dfs")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert report["verified"] is None
+    assert "hit the wall-clock limit" in report["unverified_reason"]
+    assert "verified (" not in done.stdout
+    assert "not verified: dfs ran every schedule it could tell apart, but 1 execution hit" in done.stdout
+
+
+def test_the_step_limit_is_still_a_livelock_bug(tmp_path: Path) -> None:
+    done, report = check(tmp_path, "livelock", "--max-steps", "300", "--strategy", "random")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert [bug["kind"] for bug in report["bugs"]] == ["timeout"]
+    assert report["inconclusive"] == []
