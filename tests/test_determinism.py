@@ -71,6 +71,12 @@ def test_the_environment_does_not_leak_from_one_execution_to_the_next(tmp_path: 
     assert "DNSSE_TEST_RUNS" not in os.environ
 
 
+@pytest.mark.parametrize("function", ["main", "clean"])
+def test_every_execution_starts_in_an_empty_private_directory(function: str, tmp_path: Path, capsys) -> None:
+    status = main(["check", f"{PROGRAMS}/leaves_files.py:{function}", "--budget", "5", "--out", str(tmp_path)])
+    assert status == 0, capsys.readouterr().out
+
+
 def test_every_random_source_is_drawn_from_the_choices() -> None:
     target = load_program("determinism/draws_everything.py:main")
     framework = ThreadsFramework()

@@ -43,6 +43,11 @@ def test_each_task_sees_its_own_copy_of_the_globals_it_refers_to() -> None:
     assert all(r.bug is None for r in outcomes("globals_stay_in_workers", seeds=5))
 
 
+def test_remote_code_may_use_a_module_its_enclosing_driver_imported() -> None:
+    results = outcomes("closure_captures_a_module", seeds=3)
+    assert [r.bug.render() for r in results if r.bug is not None] == []
+
+
 def test_a_driver_that_expects_a_tasks_global_change_fails_as_under_ray() -> None:
     result = outcomes("mutating_a_global_in_a_task", seeds=1)[0]
     assert result.bug is not None and result.bug.kind == BugKind.EXCEPTION

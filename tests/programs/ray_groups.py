@@ -88,6 +88,27 @@ def globals_stay_in_workers():
     assert LOG == [], LOG
 
 
+def closure_captures_a_module():
+    """Remote code defined in the driver uses a module the driver imported: it travels by name."""
+    import json
+
+    @ray.remote
+    def encode(value):
+        return json.dumps(value)
+
+    @ray.remote
+    class Cache:
+        def __init__(self):
+            self.entries = {}
+
+        def put(self, key, value):
+            self.entries[key] = json.loads(value)
+            return len(self.entries)
+
+    cache = Cache.remote()
+    assert ray.get(cache.put.remote("a", encode.remote([1, 2]))) == 1
+
+
 def mutating_a_global_in_a_task():
     """The classic mistake: the driver expects to see what tasks appended."""
     ray.get([remember.remote(i) for i in range(3)])

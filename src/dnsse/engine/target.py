@@ -75,6 +75,8 @@ class LoadedTarget:
         self.framework = framework
         self.source_files = frozenset({str(spec.path)})
         self._copies = 0
+        # The inputs of the entry point, by ``skip``: the same for every execution of this code.
+        self._inputs: dict[int, list[InputParameter]] = {}
 
     def instantiate(self) -> types.ModuleType:
         """Execute the target's module afresh: new globals for every execution (and rank)."""
@@ -95,8 +97,11 @@ class LoadedTarget:
         """Run the module once, let ``check`` vet the entry point, and list its inputs.
 
         An exception while the module runs is bad input: the user must make
-        the module import cleanly before anything can be checked.
+        the module import cleanly before anything can be checked. The answer
+        is kept: every execution asks, and the code does not change.
         """
+        if skip in self._inputs:
+            return self._inputs[skip]
         try:
             # Its top-level code may write files: never in the user's directory.
             with fresh_working_directory():
@@ -114,9 +119,11 @@ class LoadedTarget:
         try:
             function = self.entry_point(module)
             check(function)
-            return input_parameters(function, skip)
+            found = input_parameters(function, skip)
         finally:
             self.release(module)
+        self._inputs[skip] = found
+        return found
 
     def localize(self, inputs: dict[str, object], module: types.ModuleType) -> dict[str, object]:
         """``inputs`` with members of enums the target defines taken from ``module``.

@@ -155,9 +155,12 @@ def _rebind(function: types.FunctionType, namespace: dict) -> types.FunctionType
         contents = []
         for cell in function.__closure__:
             try:
-                contents.append(types.CellType(copy.deepcopy(cell.cell_contents)))
+                value = cell.cell_contents
             except ValueError:  # an empty cell (a name bound later)
                 contents.append(types.CellType())
+                continue
+            # A module the enclosing function imported travels by name, as a global does.
+            contents.append(types.CellType(value if isinstance(value, _BY_REFERENCE) else copy.deepcopy(value)))
         closure = tuple(contents)
     rebound = types.FunctionType(function.__code__, namespace, function.__name__, function.__defaults__, closure)
     rebound.__kwdefaults__ = copy.copy(function.__kwdefaults__)

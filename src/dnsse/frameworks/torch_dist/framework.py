@@ -54,7 +54,6 @@ class TorchFramework:
         # Executions run one at a time in a process (the patched API is global),
         # so only the latest world can still be asked about.
         self._world: World | None = None
-        self._inputs: tuple[LoadedTarget, list[InputParameter]] | None = None
 
     def activate(self) -> ContextManager[None]:
         return _both(installed(self.world_size, self._notice_cuda), controlled_threading())
@@ -71,11 +70,7 @@ class TorchFramework:
         )
 
     def inputs(self, target: LoadedTarget) -> list[InputParameter]:
-        if self._inputs is not None and self._inputs[0] is target:
-            return self._inputs[1]
-        found = target.entry_point_inputs(lambda function: _check_entry_point(function, str(target.spec)), skip=2)
-        self._inputs = (target, found)
-        return found
+        return target.entry_point_inputs(lambda function: _check_entry_point(function, str(target.spec)), skip=2)
 
     def start(self, execution: Execution, target: LoadedTarget, inputs: dict[str, object]) -> None:
         _warm_up(target)
