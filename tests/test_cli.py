@@ -153,6 +153,55 @@ def test_replay_of_a_changed_program_says_the_trace_no_longer_fits(tmp_path: Pat
     assert "no longer fits" in capsys.readouterr().err
 
 
+def _without_digest(trace: Path) -> None:
+    data = json.loads(trace.read_text())
+    del data["source_sha256"]
+    trace.write_text(json.dumps(data))
+
+
+def test_replay_of_a_trace_without_a_source_digest_warns_that_it_cannot_check_the_fit(tmp_path: Path, capsys) -> None:
+    program = tmp_path / "racy.py"
+    shutil.copy(PROGRAMS / "cli_changing.py", program)
+    assert main(["check", f"{program}:main", "--out", str(tmp_path / "t"), "--strategy", "random"]) == 1
+    trace = tmp_path / "t" / "bug-1.json"
+    _without_digest(trace)
+    capsys.readouterr()
+    assert main(["replay", str(trace)]) == 1
+    out = capsys.readouterr()
+    assert "reproduced" in out.out
+    assert "records no source digest" in out.err and "cannot check that it fits" in out.err
+
+
+def test_an_old_trace_that_passes_on_a_fixed_program_says_it_could_not_check_the_fit(tmp_path: Path, capsys) -> None:
+    program = tmp_path / "racy.py"
+    shutil.copy(PROGRAMS / "cli_changing.py", program)
+    assert main(["check", f"{program}:main", "--out", str(tmp_path / "t"), "--strategy", "random"]) == 1
+    trace = tmp_path / "t" / "bug-1.json"
+    _without_digest(trace)
+    # The fix keeps every scheduling point: the old choices still fit, and the run passes.
+    program.write_text(program.read_text().replace("== 2,", ">= 1,"))
+    capsys.readouterr()
+    assert main(["replay", str(trace)]) == 0
+    out = capsys.readouterr()
+    assert "the execution passed" in out.out
+    assert "records no source digest" in out.err
+
+
+def test_a_changed_program_is_refused_unless_the_replay_is_forced(tmp_path: Path, capsys) -> None:
+    program = tmp_path / "racy.py"
+    shutil.copy(PROGRAMS / "cli_changing.py", program)
+    assert main(["check", f"{program}:main", "--out", str(tmp_path / "t"), "--strategy", "random"]) == 1
+    trace = tmp_path / "t" / "bug-1.json"
+    program.write_text(program.read_text().replace("== 2,", ">= 1,"))
+    capsys.readouterr()
+    assert main(["replay", str(trace)]) == 2
+    refused = capsys.readouterr().err
+    assert "changed since the trace was recorded" in refused and "dnsse replay --force" in refused
+    assert main(["replay", "--force", str(trace)]) == 0
+    out = capsys.readouterr()
+    assert "the execution passed" in out.out and "replaying it anyway (--force)" in out.err
+
+
 def test_replay_of_a_fixed_program_passes_with_exit_zero(tmp_path: Path, capsys) -> None:
     program = tmp_path / "racy.py"
     shutil.copy(PROGRAMS / "cli_changing.py", program)

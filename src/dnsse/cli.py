@@ -139,6 +139,10 @@ def _parser() -> argparse.ArgumentParser:
 
     replay = commands.add_parser("replay", help="re-run a recorded bug trace")
     replay.add_argument("trace", metavar="TRACE.json", type=Path)
+    replay.add_argument(
+        "--force", action="store_true",
+        help="replay the trace even though the program changed since it was recorded (its source digest differs)",
+    )
     replay.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
 
     report = add_report_command(commands)
@@ -396,7 +400,7 @@ def _verified_line(verified: dict) -> str:
 def _replay(arguments: argparse.Namespace) -> int:
     from dnsse.report.console import tell_replay
 
-    story, text = tell_replay(arguments.trace)
+    story, text = tell_replay(arguments.trace, arguments.force)
     print(text)
     return EXIT_CLEAN if story.bug is None else EXIT_BUG
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -29,7 +30,7 @@ class ReplayOutcome:
         return bug is not None and bug.signature() == self.trace.bug.signature()
 
 
-def replay(path: Path, monitors: Sequence[Monitor] = ()) -> ReplayOutcome:
+def replay(path: Path, monitors: Sequence[Monitor] = (), force: bool = False) -> ReplayOutcome:
     """Run the trace at ``path`` once; ``monitors`` watch the run besides the trace's specs.
 
     BadInput when the trace does not fit its program: it fits when the
@@ -37,13 +38,30 @@ def replay(path: Path, monitors: Sequence[Monitor] = ()) -> ReplayOutcome:
     exactly the recorded choices, each choosing what it recorded, no fewer
     and no more. NotDeterministic when the recorded program went another way
     on them, or made them all and still did not show the recorded bug.
+    With ``force`` a trace of another version of the program is run anyway:
+    then, as for a trace that records no digest, a run that makes every
+    recorded choice and passes is a pass. A trace without a digest is run
+    with a warning on stderr that its fit cannot be checked.
     """
     trace = read_trace(path)
     target, framework = load(trace.target, trace.framework, trace.world_size, trace.faults)
-    if trace.source_sha256 and trace.source_sha256 != target.source_sha256:
+    same_program = trace.source_sha256 == target.source_sha256
+    if not trace.source_sha256:
+        sys.stderr.write(
+            f"dnsse: warning: the trace {path} records no source digest (an older dnsse wrote it), so dnsse "
+            f"cannot check that it fits {target.spec.path} as it is now; if the program changed since, the "
+            "replay may pass or diverge for that reason alone\n"
+        )
+    elif not same_program and not force:
         raise BadInput(
             f"the trace {path} no longer fits its program: {target.spec.path} changed since the trace was "
-            "recorded (its source digest differs). Run `dnsse check` again to get a trace of this version."
+            "recorded (its source digest differs). Run `dnsse check` again to get a trace of this version, or "
+            "replay it anyway with `dnsse replay --force`."
+        )
+    elif not same_program:
+        sys.stderr.write(
+            f"dnsse: warning: {target.spec.path} changed since the trace {path} was recorded; replaying it "
+            "anyway (--force): a pass or a divergence may come from the change alone\n"
         )
     try:
         suite = load_suite(trace.specs)
@@ -84,7 +102,7 @@ def replay(path: Path, monitors: Sequence[Monitor] = ()) -> ReplayOutcome:
     if result.divergence is not None:
         raise _does_not_fit(path, trace, result.divergence)
     # The same program made every recorded choice: the recorded bug must follow.
-    why = unreproduced(trace, result) if trace.source_sha256 else None
+    why = unreproduced(trace, result) if trace.source_sha256 and same_program else None
     if why is not None:
         raise NotDeterministic(
             f"the program is not deterministic under control: replaying {path} ({trace.target}) {why}"

@@ -225,10 +225,13 @@ def _is_library(path: str) -> bool:
     return os.path.join(LAUNCH_DIRECTORY, path).startswith(_NOT_THE_PROGRAM)
 
 
-def tell(trace_path: Path) -> Story:
-    """Run the trace at ``trace_path`` once more, recording each step and the program's output."""
+def tell(trace_path: Path, force: bool = False) -> Story:
+    """Run the trace at ``trace_path`` once more, recording each step and the program's output.
+
+    ``force``: run it even against a changed program (see :func:`~dnsse.report.replay.replay`).
+    """
     recorder = _StepRecorder()
-    outcome = replay(trace_path, monitors=[recorder])
+    outcome = replay(trace_path, monitors=[recorder], force=force)
     result = outcome.result
     bug = result.bug
     story = Story(
