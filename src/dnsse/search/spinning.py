@@ -1,20 +1,33 @@
 """Spin detection: an agent that goes round the same loop while nothing is written.
 
 An agent spins (``while not ready: pass``, a try-lock loop, a poll with a
-sleep or a timed wait) when it performs an operation (same kind, same
-objects, same source line) for the third time, at the same period as the
-second time (the same number of its own steps in between: it goes round one
-loop), while no step of any agent wrote program state: nothing it could
-observe has changed, so going round again cannot make progress. The period
-keeps an agent that merely uses one lock three times apart from a spinner;
-one line may also perform an operation twice (``s.n = s.n + 1`` loads ``s``
-twice). Writes to virtual time do not count (a sleeping poll loop still
-spins), nor do synchronization steps (a lock taken and given back changes
-nothing the spinner waits for). A loop that only reads shared state over and
-over is taken for a spin as well: from outside, it is one.
+sleep or a timed wait) when it is about to perform an operation (same kind,
+same objects, same source line) for the third time, and the two rounds
+before were the same steps (same operations, in the same order: it goes
+round one loop), while no step of any agent wrote program state. Nothing it
+could observe has changed, so going round again cannot make progress.
 
-Priority-based strategies use this to treat a spinning agent as waiting,
-which is what it does, instead of letting it starve the agent it waits for.
+What counts as progress:
+
+- a write by any agent, including what a step was found to touch as it ran
+  (the footprint recorded in the history, not only what it announced);
+- a round that differs from the one before: a loop that starts one thread
+  after another, joins them, or walks through different objects (each
+  round touches other objects) is making its way through its work, even
+  when it writes nothing that a scheduling point names.
+
+One line may perform an operation twice in a row (``s.n = s.n + 1`` loads
+``s`` twice) without spinning. Writes to virtual time do not count (a
+sleeping poll loop still spins), nor do synchronization steps (a lock taken
+and given back changes nothing the spinner waits for). A loop that only
+reads the same shared state over and over while changing nothing any
+scheduling point can see is taken for a spin as well: from outside, it is
+one.
+
+Strategies use this to treat a spinning agent as waiting, which is what it
+does, instead of letting it starve the agent it waits for: ``pct`` drops
+its priority, and every chooser that finishes a run after a plan lets it
+yield (:mod:`dnsse.search.finish`).
 """
 
 from __future__ import annotations
@@ -23,46 +36,82 @@ from typing import Sequence
 
 from dnsse.engine.operation import CLOCK, Access, Operation
 
+# Rounds are recognised up to this many earlier performances of the operation
+# since the last write: a loop body performing one operation more often than
+# this per round is taken for progress.
+CANDIDATE_PERIODS = 8
+
 
 def writes_state(operation: Operation) -> bool:
     """Whether a step performing ``operation`` may change what another step observes."""
     return any(access is Access.WRITE and name != CLOCK for name, access in operation.objects)
 
 
+def same_operation(recorded: Operation, pending: Operation) -> bool:
+    """Whether a step recorded in the history performed ``pending`` (it may have touched more as it ran)."""
+    if recorded == pending:
+        return True
+    return (
+        recorded.kind == pending.kind
+        and recorded.detail == pending.detail
+        and set(pending.objects) <= set(recorded.objects)
+    )
+
+
+class _Since:
+    """One agent's steps since the last write anywhere."""
+
+    __slots__ = ("writes", "steps", "at")
+
+    def __init__(self, writes: int) -> None:
+        self.writes = writes  # the write count when this record was started
+        self.steps: list[Operation] = []
+        # (kind, line) -> positions in ``steps`` where it was performed, latest last.
+        self.at: dict[tuple[str, str], list[int]] = {}
+
+
 class SpinWatch:
     """Follows one execution's history and says which pending operation would spin."""
 
-    __slots__ = ("seen_steps", "writes", "steps_of", "performed")
+    __slots__ = ("seen_steps", "writes", "since")
 
     def __init__(self) -> None:
         self.seen_steps = 0
         self.writes = 0  # steps so far that wrote program state
-        self.steps_of: dict[int, int] = {}  # agent -> its steps so far
-        # Agent -> (the write count when its record was started, and per
-        # operation since then: the agent's step that last performed it and
-        # the period before that, 0 when it was performed once).
-        self.performed: dict[int, tuple[int, dict[Operation, tuple[int, int]]]] = {}
+        self.since: dict[int, _Since] = {}
 
     def follow(self, history: Sequence[tuple[int, Operation]]) -> None:
         """Take in the steps of ``history`` not seen yet."""
         for index in range(self.seen_steps, len(history)):
             agent, operation = history[index]
-            position = self.steps_of.get(agent, 0) + 1
-            self.steps_of[agent] = position
-            since, record = self.performed.get(agent, (-1, {}))
-            if since != self.writes:
-                record = {}
-                self.performed[agent] = (self.writes, record)
-            last = record.get(operation)
-            record[operation] = (position, position - last[0] if last is not None else 0)
+            record = self._record(agent)
+            positions = record.at.setdefault((operation.kind, operation.detail), [])
+            positions.append(len(record.steps))
+            if len(positions) > CANDIDATE_PERIODS + 1:
+                del positions[0]
+            record.steps.append(operation)
             if writes_state(operation):
                 self.writes += 1
         self.seen_steps = len(history)
 
+    def _record(self, agent: int) -> _Since:
+        record = self.since.get(agent)
+        if record is None or record.writes != self.writes:
+            record = self.since[agent] = _Since(self.writes)
+        return record
+
     def spinning(self, agent: int, operation: Operation) -> bool:
-        """Whether ``operation`` would take ``agent`` round the same loop again with no write anywhere."""
-        since, record = self.performed.get(agent, (-1, {}))
-        last = record.get(operation) if since == self.writes else None
-        if last is None or last[1] == 0:
+        """Whether ``operation`` would take ``agent`` round the same loop a third time with no write anywhere."""
+        record = self.since.get(agent)
+        if record is None or record.writes != self.writes:
             return False
-        return self.steps_of[agent] + 1 - last[0] == last[1]
+        steps = record.steps
+        positions = record.at.get((operation.kind, operation.detail), [])
+        for position in reversed(positions):
+            if not same_operation(steps[position], operation):
+                continue  # this line touched other objects then
+            period = len(steps) - position
+            start = len(steps) - 2 * period
+            if start >= 0 and same_operation(steps[start], operation) and steps[start:position] == steps[position:]:
+                return True
+        return False
