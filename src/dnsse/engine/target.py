@@ -13,6 +13,7 @@ from pathlib import Path
 
 from dnsse.engine.inputs import InputParameter, Range, domain_for
 from dnsse.engine.isolation import fresh_working_directory
+from dnsse.engine.siblings import SiblingModules
 from dnsse.errors import BadInput
 
 __all__ = ["FRAMEWORKS", "InputParameter", "LoadedTarget", "Range", "TargetSpec"]
@@ -73,8 +74,11 @@ class LoadedTarget:
         elif framework not in FRAMEWORKS:
             raise BadInput(f"unknown framework {framework!r}; use one of auto, {', '.join(FRAMEWORKS)}")
         self.framework = framework
-        self.source_files = frozenset({str(spec.path)})
+        # Modules beside the target are the program's too: fresh in every copy, traced, located in reports.
+        self.siblings = SiblingModules(spec.path, tree)
+        self.source_files = frozenset({str(spec.path)}) | self.siblings.files
         self._copies = 0
+        self._forget: dict[str, typing.Callable[[], None]] = {}
         # The inputs of the entry point, by ``skip``: the same for every execution of this code.
         self._inputs: dict[int, list[InputParameter]] = {}
 
@@ -84,14 +88,23 @@ class LoadedTarget:
         name = f"__dnsse_target_{self._copies}__"
         module = types.ModuleType(name)
         module.__file__ = str(self.spec.path)
+        # `import helper` finds this copy's own helper.py beside the target (see dnsse.engine.siblings).
+        module.__builtins__, self._forget[name] = self.siblings.importer(name)  # type: ignore[attr-defined]
         # Classes of the target (dataclasses in particular) look their module
         # up in sys.modules; release() takes it out again after the run.
         sys.modules[name] = module
-        exec(self.code, module.__dict__)
+        try:
+            exec(self.code, module.__dict__)
+        except BaseException:
+            self.release(module)
+            raise
         return module
 
     def release(self, module: types.ModuleType) -> None:
         sys.modules.pop(module.__name__, None)
+        forget = self._forget.pop(module.__name__, None)
+        if forget is not None:
+            forget()
 
     def entry_point_inputs(self, check: typing.Callable[[typing.Callable], None], skip: int = 0) -> list[InputParameter]:
         """Run the module once, let ``check`` vet the entry point, and list its inputs.

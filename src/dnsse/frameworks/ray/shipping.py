@@ -78,7 +78,13 @@ def shipment_of(root: Callable | type, source_files: frozenset[str]) -> Shipment
             continue
         seen.add(name)
         value = module_globals[name]
-        if isinstance(value, types.FunctionType) and _is_script_function(value, source_files):
+        # A function of another file of the program (a module beside the target) keeps its own
+        # module's globals: Ray pickles it by reference, as it does importable code.
+        if (
+            isinstance(value, types.FunctionType)
+            and _is_script_function(value, source_files)
+            and value.__globals__ is module_globals
+        ):
             shipment.functions[name] = value
             pending.extend(_names(value.__code__))
         elif isinstance(value, _BY_REFERENCE):

@@ -1,0 +1,1 @@
+"""A package beside the targets, imported with a relative import inside."""
