@@ -1,0 +1,104 @@
+"""The advisor that needs no network: predictions from the observed runs alone.
+
+It proposes what experience says breaks concurrent programs:
+
+- reverse every observed race: an order of two dependent operations that the
+  runs showed only one way round is tried the other way;
+- open every read-modify-write window: another agent's write of an object
+  between one agent's read and its write of it (the lost update, the
+  check-then-act), and a collective or receive of a rank that ran early held
+  back until a later rank's conflicting step ran;
+- try the boundary values of each bounded input, where two ranks most often
+  take different branches.
+
+Hints are ranked by how often the shape they reverse was seen, and the
+search's payoff record (see :mod:`dnsse.advisor.ledger`) moves the shapes that
+paid off in earlier executions to the front.
+"""
+
+from __future__ import annotations
+
+import enum
+
+from dnsse.advisor.hints import Hint, InputHint, OperationRef, OrderingHint
+from dnsse.advisor.summary import RunSummary, Step
+
+# More windows than this in one program are not worth listing ahead of races.
+MAX_WINDOWS = 200
+
+
+class OfflineAdvisor:
+    name = "offline"
+
+    def __init__(self) -> None:
+        self._proposed: set[str] = set()
+
+    def advise(self, summary: RunSummary) -> list[Hint]:
+        """New hints for the runs summarized so far, best first; each is proposed once."""
+        hints: list[Hint] = []
+        races = summary.races()
+        hints.extend(_windows(summary))
+        for rank, order in enumerate(races):
+            confidence = max(0.1, 0.9 - 0.02 * rank)
+            hints.append(
+                OrderingHint(
+                    (_ref(order.second), _ref(order.first)),
+                    confidence,
+                    reason=f"reverses the observed order on {order.obj}",
+                )
+            )
+        hints.extend(_boundary_inputs(summary))
+        fresh = []
+        for hint in hints:
+            key = hint.describe()
+            if key not in self._proposed:
+                self._proposed.add(key)
+                fresh.append(hint)
+        return sorted(fresh, key=lambda hint: -hint.confidence)
+
+
+def _ref(step: Step) -> OperationRef:
+    return OperationRef(step.agent, step.kind, step.location)
+
+
+def _windows(summary: RunSummary) -> list[OrderingHint]:
+    """Another agent's conflicting step between two steps of one agent on the same object.
+
+    Agent A reads then writes (or checks then acts on) an object; agent B's
+    write of it between the two is the classic lost update or check-then-act,
+    whichever order the runs happened to show.
+    """
+    windows = []
+    for obj, by_agent in summary.accesses.items():
+        for agent, steps in by_agent.items():
+            for opening, closing in zip(steps, steps[1:]):
+                for other, their_steps in by_agent.items():
+                    if other == agent:
+                        continue
+                    for intruder in their_steps:
+                        if intruder.conflicts_with(opening) or intruder.conflicts_with(closing):
+                            windows.append(
+                                OrderingHint(
+                                    (_ref(opening), _ref(intruder), _ref(closing)),
+                                    0.95,
+                                    reason=f"{other} between two accesses of {agent} to {obj}",
+                                )
+                            )
+    return windows[:MAX_WINDOWS]
+
+
+def _boundary_inputs(summary: RunSummary) -> list[Hint]:
+    """The ends of each bounded numeric input's range, and every value of a small finite one."""
+    hints: list[Hint] = []
+    for spec in summary.inputs.values():
+        if spec.domain is None:
+            continue
+        bounds = getattr(spec.domain, "low", None), getattr(spec.domain, "high", None)
+        candidates = list(bounds) if None not in bounds else list(getattr(spec.domain, "values", []))[:8]
+        for value in candidates:
+            if isinstance(value, enum.Enum):
+                value = value.name
+            valid = spec.validated(value)
+            if valid is not None and valid[0] != spec.default:
+                hints.append(InputHint(spec.name, valid[0], 0.3, reason="an extreme or alternative value of the input"))
+    return hints

@@ -1,0 +1,186 @@
+"""What the runs so far have shown, in the terms an advisor reasons in.
+
+Both advisors read the same summary: the operations each agent performed and
+where, the ordered pairs of dependent operations of different agents that were
+observed (who touched a shared object first), the inputs and their ranges, and
+the bugs already found. The summary is also what a hint is validated against:
+an agent or a location that no run reached does not exist.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
+
+if TYPE_CHECKING:
+    from dnsse.engine.inputs import InputParameter
+
+
+MAX_STEPS_PER_OBJECT = 16
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One step of one execution: who did what, to which objects, where."""
+
+    agent: str
+    kind: str
+    objects: tuple[tuple[str, str], ...]  # (object name, "read" | "write" | "sync")
+    location: str | None
+
+    def conflicts_with(self, other: Step) -> bool:
+        return any(
+            name == other_name and not (access == "read" and other_access == "read")
+            for name, access in self.objects
+            for other_name, other_access in other.objects
+        )
+
+
+@dataclass(frozen=True)
+class InputSpec:
+    """An explored input of the entry point, to describe it and to validate proposed values.
+
+    ``domain`` is the input's :class:`~dnsse.engine.inputs.Domain`: a value is
+    valid when the domain can produce it.
+    """
+
+    name: str
+    type: Any
+    default: object
+    domain: Any
+
+    @staticmethod
+    def of(parameter: InputParameter) -> InputSpec:
+        return InputSpec(parameter.name, parameter.type, parameter.default, parameter.domain)
+
+    def validated(self, value: object) -> tuple[object] | None:
+        """``(value,)`` in the input's own type when its domain holds it, else ``None``."""
+        kind = self.type
+        if isinstance(kind, type) and issubclass(kind, enum.Enum):
+            if not isinstance(value, str) or value not in kind.__members__:
+                return None
+            value = kind[value]
+        elif kind is bool and not isinstance(value, bool):
+            return None
+        elif kind is int and (isinstance(value, bool) or not isinstance(value, int)):
+            return None
+        elif kind is float:
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                return None
+            value = float(value)
+        elif kind is str and not isinstance(value, str):
+            return None
+        if self.domain is None or self.domain.index_of(value) is None:
+            return None
+        return (value,)
+
+    def indices(self, value: object) -> list[int]:
+        """The input choices that make ``value`` (it was validated)."""
+        indices = self.domain.index_of(value)
+        assert indices is not None
+        return indices
+
+    def describe(self) -> str:
+        where = self.domain.describe() if self.domain is not None else "fixed at its default"
+        return f"{self.name} = {self.default!r} ({where})"
+
+
+@dataclass(frozen=True, slots=True)
+class ObservedOrder:
+    """``first`` touched an object before ``second`` did, in some execution."""
+
+    first: Step
+    second: Step
+    obj: str
+
+
+@dataclass
+class RunSummary:
+    inputs: dict[str, InputSpec] = field(default_factory=dict)
+    specs: list[str] = field(default_factory=list)
+    executions: int = 0
+    # agent -> operation kind -> (location -> times seen), over all executions
+    operations: dict[str, dict[str, Counter]] = field(default_factory=dict)
+    orders: Counter = field(default_factory=Counter)  # ObservedOrder -> executions that showed it
+    # object -> agent -> the distinct steps of that agent on it, in program order
+    accesses: dict[str, dict[str, list[Step]]] = field(default_factory=dict)
+    bugs: list[str] = field(default_factory=list)
+    uncovered: list[str] = field(default_factory=list)
+
+    @property
+    def agents(self) -> list[str]:
+        return list(self.operations)
+
+    def kinds_of(self, agent: str) -> set[str]:
+        return set(self.operations.get(agent, {}))
+
+    def locations_of(self, agent: str) -> set[str]:
+        return {location for by_location in self.operations.get(agent, {}).values() for location in by_location}
+
+    def observe(self, steps: Sequence[Step], bug: str | None = None) -> None:
+        """Add one execution's steps (in the order they ran) and its bug, if any."""
+        self.executions += 1
+        for step in steps:
+            by_kind = self.operations.setdefault(step.agent, {})
+            by_kind.setdefault(step.kind, Counter())[step.location] += 1
+            for name, _ in step.objects:
+                steps_on = self.accesses.setdefault(name, {}).setdefault(step.agent, [])
+                if step not in steps_on and len(steps_on) < MAX_STEPS_PER_OBJECT:
+                    steps_on.append(step)
+        self.orders.update(set(_cross_agent_orders(steps)))
+        if bug is not None and bug not in self.bugs:
+            self.bugs.append(bug)
+
+    def races(self) -> list[ObservedOrder]:
+        """Observed orders whose reverse was never observed: the orders worth reversing first."""
+        seen = set(self.orders)
+        return [
+            order
+            for order, _ in self.orders.most_common()
+            if ObservedOrder(order.second, order.first, order.obj) not in seen
+        ]
+
+    def render(self, max_lines: int = 120) -> str:
+        """The summary as text for a prompt, with at most ``max_lines`` lines of observations."""
+        lines = [f"executions so far: {self.executions}"]
+        if self.inputs:
+            lines.append("inputs: " + "; ".join(spec.describe() for spec in self.inputs.values()))
+        if self.specs:
+            lines.append("specifications: " + "; ".join(self.specs))
+        lines.append("operations per agent (kind at location x times):")
+        for agent, by_kind in self.operations.items():
+            lines.append(f"  {agent}:")
+            for kind, by_location in by_kind.items():
+                for location, times in by_location.most_common():
+                    lines.append(f"    {kind} at {location or '?'} x{times}")
+        lines.append("observed orders of dependent operations (first -> second, on object):")
+        for order in self.races()[:40]:
+            lines.append(
+                f"  {_short(order.first)} -> {_short(order.second)} on {order.obj}"
+                f" (never the other way round)"
+            )
+        if self.uncovered:
+            lines.append("branches never taken: " + ", ".join(self.uncovered[:30]))
+        lines.append("bugs already found: " + ("; ".join(self.bugs) if self.bugs else "none"))
+        return "\n".join(lines[:max_lines])
+
+
+def _short(step: Step) -> str:
+    return f"{step.agent}'s {step.kind} at {step.location or '?'}"
+
+
+def _cross_agent_orders(steps: Sequence[Step]) -> Iterable[ObservedOrder]:
+    """The last conflicting access by another agent before each step, per object."""
+    last_access: dict[str, list[Step]] = {}
+    for step in steps:
+        for name, _ in step.objects:
+            for earlier in reversed(last_access.get(name, [])):
+                if earlier.agent != step.agent and earlier.conflicts_with(step):
+                    yield ObservedOrder(earlier, step, name)
+                    break
+            history = last_access.setdefault(name, [])
+            history.append(step)
+            if len(history) > 8:
+                del history[0]
