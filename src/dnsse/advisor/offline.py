@@ -21,6 +21,7 @@ from __future__ import annotations
 import enum
 
 from dnsse.advisor.hints import Hint, InputHint, OperationRef, OrderingHint
+from dnsse.advisor.stats import AdvisorStats
 from dnsse.advisor.summary import RunSummary, Step
 
 # More windows than this in one program are not worth listing ahead of races.
@@ -32,6 +33,7 @@ class OfflineAdvisor:
 
     def __init__(self) -> None:
         self._proposed: set[str] = set()
+        self.stats = AdvisorStats()
 
     def advise(self, summary: RunSummary) -> list[Hint]:
         """New hints for the runs summarized so far, best first; each is proposed once."""
@@ -44,7 +46,7 @@ class OfflineAdvisor:
                 OrderingHint(
                     (_ref(order.second), _ref(order.first)),
                     confidence,
-                    reason=f"reverses the observed order on {order.obj}",
+                    reason=f"reverse: the runs showed only the other order on {order.obj}",
                 )
             )
         hints.extend(_boundary_inputs(summary))
@@ -54,6 +56,7 @@ class OfflineAdvisor:
             if key not in self._proposed:
                 self._proposed.add(key)
                 fresh.append(hint)
+        self.stats.received += len(fresh)
         return sorted(fresh, key=lambda hint: -hint.confidence)
 
 
@@ -81,7 +84,7 @@ def _windows(summary: RunSummary) -> list[OrderingHint]:
                                 OrderingHint(
                                     (_ref(opening), _ref(intruder), _ref(closing)),
                                     0.95,
-                                    reason=f"{other} between two accesses of {agent} to {obj}",
+                                    reason=f"window: {other} between two accesses of {agent} to {obj}",
                                 )
                             )
     return windows[:MAX_WINDOWS]
@@ -100,5 +103,5 @@ def _boundary_inputs(summary: RunSummary) -> list[Hint]:
                 value = value.name
             valid = spec.validated(value)
             if valid is not None and valid[0] != spec.default:
-                hints.append(InputHint(spec.name, valid[0], 0.3, reason="an extreme or alternative value of the input"))
+                hints.append(InputHint(spec.name, valid[0], 0.3, reason="boundary: an extreme or alternative value of the input"))
     return hints

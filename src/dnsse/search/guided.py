@@ -1,0 +1,112 @@
+"""A chooser that steers one execution towards an advisor's hint, and random elsewhere.
+
+An ordering hint is a sequence of operations. The chooser keeps the index of
+the first operation of the sequence that has not run yet; an agent whose
+pending operation matches a *later* operation of the sequence is held back
+while any other agent can run, and an agent about to perform the awaited
+operation is preferred. Everything else is chosen at random, so a hint only
+narrows the schedule, never fixes it. An input hint answers the input's
+choices with the indices of the hinted value.
+
+The chooser also reports every step it chose, named as people name them
+(agent, operation, line), which is what the run summary is built from.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Callable, Sequence
+
+from dnsse.advisor.hints import OperationRef, OrderingHint
+from dnsse.advisor.summary import Step
+from dnsse.engine.choices import ChoiceKind, Chosen
+from dnsse.engine.operation import Operation
+
+
+class GuidedChooser:
+    wants_operations = True
+
+    def __init__(
+        self,
+        seed: int,
+        ordering: OrderingHint | None = None,
+        input_plan: Sequence[int | None] = (),
+    ) -> None:
+        self.rng = random.Random(seed)
+        self.ordering = ordering
+        self.progress = 0  # operations of the ordering that already ran
+        self._done: dict[int, int] = {}  # sequence position -> matching operations already run
+        self._input_plan = list(input_plan)
+        self._inputs_asked = 0
+        self.steps: list[Step] = []
+
+    @property
+    def hint_held(self) -> bool:
+        return self.ordering is not None and self.progress == len(self.ordering.sequence)
+
+    def next_agent(self, runnable: Sequence[int], current: int | None, step: int) -> int:
+        return self.rng.randrange(len(runnable))
+
+    def next_agent_seeing(
+        self,
+        runnable: Sequence[int],
+        current: int | None,
+        step: int,
+        operations: Sequence[Operation],
+        history: Sequence[tuple[int, Operation]],
+        offered: Callable[[int], Chosen] | None = None,
+    ) -> int:
+        described = [offered(i) for i in range(len(runnable))] if offered is not None else None
+        index = self._steer(described) if described is not None else self.rng.randrange(len(runnable))
+        if described is not None:
+            chosen = described[index]
+            self._ran(chosen)
+            operation = operations[index]
+            self.steps.append(
+                Step(
+                    chosen.agent,
+                    chosen.operation,
+                    tuple((name, access.value) for name, access in operation.objects),
+                    chosen.where or None,
+                )
+            )
+        return index
+
+    def next_value(self, kind: str, options: int) -> int:
+        if kind == ChoiceKind.INPUT and self._inputs_asked < len(self._input_plan):
+            planned = self._input_plan[self._inputs_asked]
+            self._inputs_asked += 1
+            if planned is not None and 0 <= planned < options:
+                return planned
+        return self.rng.randrange(options)
+
+    def _steer(self, described: list[Chosen]) -> int:
+        if self.ordering is None or self.hint_held:
+            return self.rng.randrange(len(described))
+        awaited = [i for i, option in enumerate(described) if self._matches(self.progress, option)]
+        if awaited:
+            return self.rng.choice(awaited)
+        free = [i for i, option in enumerate(described) if not self._held_back(option)]
+        return self.rng.choice(free) if free else self.rng.randrange(len(described))
+
+    def _held_back(self, option: Chosen) -> bool:
+        """``option`` is a later operation of the ordering than the one awaited."""
+        assert self.ordering is not None
+        return any(self._matches(position, option) for position in range(self.progress + 1, len(self.ordering.sequence)))
+
+    def _matches(self, position: int, option: Chosen) -> bool:
+        assert self.ordering is not None
+        ref: OperationRef = self.ordering.sequence[position]
+        if not ref.matches(option.agent, option.operation, option.where or None):
+            return False
+        return ref.occurrence is None or self._done.get(position, 0) + 1 == ref.occurrence
+
+    def _ran(self, option: Chosen) -> None:
+        if self.ordering is None:
+            return
+        advances = not self.hint_held and self._matches(self.progress, option)
+        for position, ref in enumerate(self.ordering.sequence):
+            if ref.matches(option.agent, option.operation, option.where or None):
+                self._done[position] = self._done.get(position, 0) + 1
+        if advances:
+            self.progress += 1
