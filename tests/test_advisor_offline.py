@@ -113,4 +113,18 @@ def test_the_guided_chooser_holds_back_later_operations_until_the_earlier_ran():
         assert _offer(chooser, [Chosen("trainer", "attr.store", "app.py:21"), reader_waits]) == 1
         assert _offer(chooser, [Chosen("trainer", "attr.store", "app.py:21")]) == 0
         assert chooser.hint_held
-        assert [step.location for step in chooser.steps] == ["app.py:20", "app.py:30", "app.py:21"]
+
+
+def test_the_guided_chooser_follows_a_solved_schedule_while_the_run_fits_it():
+    offered = [Chosen("reader", "attr.load", "app.py:30"), Chosen("trainer", "attr.store", "app.py:20")]
+    operations = [Operation("attr.load", ()), Operation("attr.store", ())]
+    free_picks = set()
+    for seed in range(20):
+        chooser = GuidedChooser(seed, schedule=[1, 0, 1, 1])
+        assert chooser.next_agent_seeing([0, 1], None, 0, operations, [], offered.__getitem__) == 1
+        history = [(1, operations[1])]
+        assert chooser.next_agent_seeing([0, 1], None, 1, operations, history, offered.__getitem__) == 0
+        # Agent 0 ran twice where the schedule planned once: from here on the choice is free.
+        history += [(0, operations[0]), (0, operations[0])]
+        free_picks.add(chooser.next_agent_seeing([0, 1], None, 3, operations, history, offered.__getitem__))
+    assert free_picks == {0, 1}

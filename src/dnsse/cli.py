@@ -19,6 +19,7 @@ import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator, Sequence
 
+from dnsse.advisor.options import add_advisor_options, model_settings
 from dnsse.engine.execution import Limits
 from dnsse.engine.flight import install_recorder, supervised_directory
 from dnsse.errors import BadInput
@@ -77,7 +78,8 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument(
         "--strategy",
         default=DEFAULT,
-        help=f"search strategy: {', '.join(BUILT)} (default {DEFAULT}); planned: {', '.join(PLANNED)}",
+        help=f"search strategy: {', '.join(BUILT)} (default {DEFAULT})"
+        + (f"; planned: {', '.join(PLANNED)}" if PLANNED else ""),
     )
     check.add_argument("--budget", type=int, default=1000, help="executions to run at most (default 1000)")
     check.add_argument("--time-budget", type=float, default=None, metavar="SECONDS", help="stop after this long")
@@ -134,6 +136,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     # Given by the supervising process to the fresh process that continues its campaign: no second header.
     check.add_argument("--continues", action="store_true", help=argparse.SUPPRESS)
+    add_advisor_options(check)
     add_output_options(check)
     check.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
 
@@ -229,6 +232,7 @@ def _validate(arguments: argparse.Namespace) -> None:
         (arguments.execution_timeout, Bounds("--execution-timeout", 0, MAX_EXECUTION_SECONDS, low_open=True)),
     ):
         check_number(value, bounds)
+    model_settings(arguments)
     if arguments.resume is not None:
         # The campaign goes on where it was: its traces and its state are there.
         arguments.out = arguments.resume
@@ -267,6 +271,7 @@ def _check(arguments: argparse.Namespace) -> int:
         inputs=_pinned_inputs(arguments.input),
         show_output=arguments.show_output,
         ray_address=arguments.ray_address,
+        advisor=model_settings(arguments),
     )
 
     console = CheckConsole(arguments)
@@ -322,6 +327,8 @@ def finish_check(arguments: argparse.Namespace, result: CampaignResult, stories:
             f"  {name}: {counts['executions']} executions, {counts['new_branches']} new branches, "
             f"{counts['new_interleavings']} new interleavings, {counts['bugs']} bugs{extra}"
         )
+    for name, counts in (result.advisor or {}).items():
+        print(advisor_line(name, counts))
     spins = result.search.get("spinning_agents_dropped", 0)
     if spins:
         print(
@@ -356,6 +363,20 @@ def _warn_inconclusive(result: CampaignResult, quiet: bool) -> None:
         "stood)\n"
     )
     sys.stderr.flush()
+
+
+def advisor_line(name: str, counts: dict) -> str:
+    """One line per advisor: what it cost and how many of its hints paid off."""
+    line = (
+        f"advisor {name}: {counts['received']} hints proposed, {counts['discarded']} discarded, "
+        f"{counts['tried']} tried, {counts['useful']} useful"
+    )
+    if name != "offline":
+        line += (
+            f"; {counts['calls']} calls, {counts['cache_hits']} cache hits, {counts['failures']} failed, "
+            f"{counts['prompt_tokens'] + counts['completion_tokens']} tokens, {counts['latency_s']:.1f}s"
+        )
+    return line
 
 
 @contextlib.contextmanager

@@ -150,10 +150,12 @@ def _operation(raw: object, summary: RunSummary, role: str) -> OperationRef:
     agent = _agent(raw.get("agent"), summary)
     kind = _text(raw.get("operation"), "operation", optional=True)
     location = _text(raw.get("location"), "location", optional=True)
-    if kind is not None and kind not in summary.kinds_of(agent):
-        raise _Refused(f"{agent} never performs {kind!r}")
-    if location is not None and location not in summary.locations_of(agent):
-        raise _Refused(f"{agent} never reaches a scheduling point at {location!r}")
+    # A kind or a line the runs have not shown this agent at yet may still be one it reaches
+    # in another schedule: a kind some agent performs, a line of the program's code, are real.
+    if kind is not None and kind not in summary.kinds_of(agent) and kind not in summary.all_kinds():
+        raise _Refused(f"no agent performs {kind!r}")
+    if location is not None and location not in summary.locations_of(agent) and not summary.is_code_line(location):
+        raise _Refused(f"{agent!r} never reaches a scheduling point at {location!r}, and it is no line of code")
     occurrence = raw.get("occurrence")
     if occurrence is not None and (
         not isinstance(occurrence, int) or isinstance(occurrence, bool) or not 1 <= occurrence <= 100_000

@@ -17,6 +17,7 @@ error texts are scrubbed of it before anyone sees them.
 from __future__ import annotations
 
 import _thread
+import dataclasses
 import json
 import os
 import time
@@ -53,12 +54,32 @@ class ModelSettings:
             raise BadInput(f"--llm-base-url must be an http:// or https:// URL, got {self.base_url!r}")
         if not self.model.strip():
             raise BadInput("--llm-model must name the model to ask (for example --llm-model llama3)")
-        if not 0 < self.timeout_s <= 600:
-            raise BadInput(f"--llm-timeout must be between 0 and 600 seconds, got {self.timeout_s}")
-        if not 0 <= self.max_calls <= 10_000:
-            raise BadInput(f"--llm-calls must be between 0 and 10000, got {self.max_calls}")
-        if not 1 <= self.concurrency <= 16:
-            raise BadInput(f"--llm-concurrency must be between 1 and 16, got {self.concurrency}")
+        validate_limits(self.timeout_s, self.max_calls, self.concurrency)
+
+
+def validate_limits(timeout_s: float, max_calls: int, concurrency: int) -> None:
+    """BadInput naming the option when a limit is out of range (NaN included)."""
+    if not 0 < timeout_s <= 600:
+        raise BadInput(f"--llm-timeout must be between 0 and 600 seconds, got {timeout_s}")
+    if not 0 <= max_calls <= 10_000:
+        raise BadInput(f"--llm-calls must be between 0 and 10000, got {max_calls}")
+    if not 1 <= concurrency <= 16:
+        raise BadInput(f"--llm-concurrency must be between 1 and 16, got {concurrency}")
+
+
+def model_settings_json(settings: ModelSettings | None) -> dict | None:
+    """The settings as JSON, for a worker process (the key is not part of them: workers read the environment)."""
+    if settings is None:
+        return None
+    record = dataclasses.asdict(settings)
+    record["cache_dir"] = str(Path(settings.cache_dir).resolve())
+    return record
+
+
+def model_settings_from_json(record: dict | None) -> ModelSettings | None:
+    if record is None:
+        return None
+    return ModelSettings(**{**record, "cache_dir": Path(record["cache_dir"])})
 
 
 @dataclass
@@ -121,7 +142,8 @@ class ModelAdvisor:
             self._pending.clear()
 
     def _should_ask(self, summary: RunSummary) -> bool:
-        if self._gave_up or self.stats.calls + self.stats.cache_hits >= self.settings.max_calls:
+        # Before any run there is nothing to name: every hint would be refused.
+        if summary.executions == 0 or self._gave_up or self.stats.calls + self.stats.cache_hits >= self.settings.max_calls:
             return False
         if len(self._pending) >= self.settings.concurrency:
             return False
@@ -145,6 +167,8 @@ class ModelAdvisor:
         """Runs on a plain thread of its own, never under the campaign's control."""
         try:
             pending.answer, pending.prompt_tokens, pending.completion_tokens = self._complete(messages)
+            # Cached as soon as it arrives: an answer the campaign ended too early to use still serves the next one.
+            self._cache.put(pending.key, self.settings.model, pending.answer)
         except Exception as error:  # noqa: BLE001 - any failure of the endpoint is the same news
             pending.error = self._scrub(f"{type(error).__name__}: {error}")
         with self._lock:
@@ -184,7 +208,6 @@ class ModelAdvisor:
             self._failures_in_a_row = 0
             self.stats.prompt_tokens += pending.prompt_tokens
             self.stats.completion_tokens += pending.completion_tokens
-            self._cache.put(pending.key, self.settings.model, pending.answer)
             hints.extend(self._parse(pending.answer, summary))
         return hints
 
@@ -196,13 +219,14 @@ class ModelAdvisor:
             return []
         parsed = parse_hints(raw, summary, source=self.name)
         self.stats.received += len(parsed.hints)
-        self.stats.discarded += len(parsed.discarded)
-        self.stats.discard_reasons.extend(parsed.discarded[: 20 - len(self.stats.discard_reasons)])
+        self.stats.discard(parsed.discarded)
         return parsed.hints
 
     def _failed(self, error: str) -> None:
         self.stats.failures += 1
         self._failures_in_a_row += 1
+        # Ask again at once: one failure may be a blip, the next one in a row ends the asking.
+        self._asked_at = None
         if self._failures_in_a_row >= FAILURES_BEFORE_GIVING_UP and not self._gave_up:
             self._gave_up = True
             self.stats.gave_up = error

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from dnsse.advisor.model import KEY_VARIABLES, ModelSettings
+from dnsse.advisor.model import KEY_VARIABLES, ModelSettings, validate_limits
 from dnsse.errors import BadInput
 
 
@@ -34,7 +34,8 @@ def add_advisor_options(check: argparse.ArgumentParser) -> None:
 
 
 def model_settings(arguments: argparse.Namespace) -> ModelSettings | None:
-    """The model to ask, or ``None`` when none is named; BadInput when half of it is."""
+    """The model to ask, or ``None`` when none is named; BadInput when half of it is, or a limit is out of range."""
+    validate_limits(arguments.llm_timeout, arguments.llm_calls, arguments.llm_concurrency)
     if arguments.llm_base_url is None and arguments.llm_model is None:
         return None
     if arguments.llm_base_url is None or arguments.llm_model is None:

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from dataclasses import asdict, dataclass, field
+
+MAX_EXAMPLES = 20
+MAX_KINDS = 20
+# Quoted names and numbers differ from hint to hint; the rest of a refusal says what kind it is.
+_PARTICULARS = re.compile(r"'[^']*'|\"[^\"]*\"|-?\d+(?:\.\d+)?(?:e-?\d+)?")
 
 
 @dataclass
@@ -17,13 +24,25 @@ class AdvisorStats:
     latency_s: float = 0.0  # summed over answered and failed requests
     received: int = 0  # valid hints
     discarded: int = 0  # hints refused by validation
-    discard_reasons: list[str] = field(default_factory=list)
+    discard_reasons: list[str] = field(default_factory=list)  # the first refusals, word for word
+    discarded_by_reason: Counter = field(default_factory=Counter)  # every refusal, by kind
     tried: int = 0  # hints the search ran an execution for
     useful: int = 0  # hints whose execution found new behaviour or a bug
     gave_up: str | None = None  # why the advisor stopped asking, if it did
 
+    def discard(self, reasons: list[str]) -> None:
+        """Count refusals of the hint gate (``"hint 3: no agent named 'x'"``) by kind, and keep a few."""
+        self.discarded += len(reasons)
+        self.discard_reasons.extend(reasons[: MAX_EXAMPLES - len(self.discard_reasons)])
+        for reason in reasons:
+            kind = _PARTICULARS.sub("_", reason.split(": ", 1)[-1])
+            if kind not in self.discarded_by_reason and len(self.discarded_by_reason) >= MAX_KINDS:
+                kind = "other"
+            self.discarded_by_reason[kind] += 1
+
     def to_json(self) -> dict:
         record = asdict(self)
+        record["discarded_by_reason"] = dict(self.discarded_by_reason)
         record["latency_s"] = round(self.latency_s, 3)
         record["precision"] = round(self.useful / self.tried, 3) if self.tried else None
         return record

@@ -9,9 +9,11 @@ an agent or a location that no run reached does not exist.
 
 from __future__ import annotations
 
+import ast
 import enum
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 if TYPE_CHECKING:
@@ -108,6 +110,8 @@ class RunSummary:
     accesses: dict[str, dict[str, list[Step]]] = field(default_factory=dict)
     bugs: list[str] = field(default_factory=list)
     uncovered: list[str] = field(default_factory=list)
+    # file name -> the lines holding a statement, of the target's source (see code_lines)
+    code: dict[str, set[int]] = field(default_factory=dict)
 
     @property
     def agents(self) -> list[str]:
@@ -115,6 +119,14 @@ class RunSummary:
 
     def kinds_of(self, agent: str) -> set[str]:
         return set(self.operations.get(agent, {}))
+
+    def all_kinds(self) -> set[str]:
+        return {kind for by_kind in self.operations.values() for kind in by_kind}
+
+    def is_code_line(self, location: str) -> bool:
+        """``location`` (``file.py:LINE``) is a statement of the target's source."""
+        name, _, line = location.rpartition(":")
+        return line.isdigit() and int(line) in self.code.get(name, set())
 
     def locations_of(self, agent: str) -> set[str]:
         return {location for by_location in self.operations.get(agent, {}).values() for location in by_location}
@@ -165,6 +177,15 @@ class RunSummary:
             lines.append("branches never taken: " + ", ".join(self.uncovered[:30]))
         lines.append("bugs already found: " + ("; ".join(self.bugs) if self.bugs else "none"))
         return "\n".join(lines[:max_lines])
+
+
+def code_lines(path: Path) -> dict[str, set[int]]:
+    """The lines of ``path`` that hold a statement, under the name locations give the file."""
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"))
+    except (OSError, SyntaxError, ValueError):
+        return {}
+    return {path.name: {node.lineno for node in ast.walk(tree) if isinstance(node, ast.stmt)}}
 
 
 def _short(step: Step) -> str:

@@ -110,7 +110,10 @@ class OperationChooser(Chooser, Protocol):
     ``next_agent_seeing`` instead of ``next_agent``. ``operations[i]`` is the
     pending operation of ``runnable[i]``; ``history`` is the execution's list of
     (agent id, operation) of every step so far, including the steps where only
-    one agent could run, which are not choices.
+    one agent could run, which are not choices. A chooser whose
+    ``wants_offered`` is also true gets a sixth argument, ``offered(i)``: what
+    option ``i`` is as people name it (agent, operation, line), for choosers
+    that match options against names (an advisor's hints).
     """
 
     wants_operations: bool
@@ -166,7 +169,10 @@ class RecordingChooser:
         offered: Callable[[int], Chosen],
     ) -> int:
         self._before(ChoiceKind.AGENT, len(runnable), offered)
-        index = self.inner.next_agent_seeing(runnable, current, step, operations, history)  # type: ignore[attr-defined]
+        if getattr(self.inner, "wants_offered", False):
+            index = self.inner.next_agent_seeing(runnable, current, step, operations, history, offered)  # type: ignore[attr-defined]
+        else:
+            index = self.inner.next_agent_seeing(runnable, current, step, operations, history)  # type: ignore[attr-defined]
         return self._record(ChoiceKind.AGENT, len(runnable), index, offered)
 
     def next_value(self, kind: str, options: int, asker: Callable[[], Chosen]) -> int:

@@ -41,6 +41,8 @@ def campaign_report(result: CampaignResult) -> dict:
         "unverified_reason": result.unverified,
         # Executions cut off by the wall-clock limit: neither bugs nor passes, and where each agent stood.
         "inconclusive": [run.to_json() for run in result.inconclusive],
+        # llm and hybrid: per advisor (offline, model), calls, tokens, latency, cache hits, hints.
+        "advisor": result.advisor,
     }
 
 

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from dnsse.advisor.model import ModelSettings
 from dnsse.coverage.arcs import ArcRecorder, BranchCoverage
 from dnsse.coverage.feedback import CoverageMap
 from dnsse.engine.bugs import Bug
@@ -24,6 +26,7 @@ from dnsse.report.confirm import confirm
 from dnsse.report.minimize import minimize
 from dnsse.report.trace import Trace, write_trace
 from dnsse.search.control import CampaignControl
+from dnsse.search.llm import AdvisorSetup
 from dnsse.search.registry import DEFAULT, make_strategy
 from dnsse.search.strategy import notes_of
 from dnsse.spec.sources import load_suite
@@ -62,6 +65,8 @@ class CampaignConfig:
     show_output: bool = False
     # Run the executions as tasks on the Ray cluster at this address (see dnsse.search.ray_cluster).
     ray_address: str | None = None
+    # The language model the advisor of llm and hybrid asks (None: the offline advisor only).
+    advisor: ModelSettings | None = None
 
 
 @dataclass
@@ -111,6 +116,8 @@ class CampaignResult:
     interrupted: int | None = None
     # Executions that hit the wall-clock limit: with any, nothing is verified.
     inconclusive: list[InconclusiveRun] = field(default_factory=list)
+    # llm and hybrid: per advisor, its calls, tokens, latency, cache hits and hints proposed, tried, useful.
+    advisor: dict[str, dict] | None = None
 
 
 def load(
@@ -311,7 +318,9 @@ def run_campaign(
     """
     if config.workers < 1:
         raise BadInput(f"--workers must be at least 1, got {config.workers}")
-    strategy = make_strategy(config.strategy, config.seed, config.pct_depth, config.preemption_bound)
+    strategy = make_strategy(
+        config.strategy, config.seed, config.pct_depth, config.preemption_bound, advisor_setup(config)
+    )
     if config.budget is not None and config.budget < 1:
         raise BadInput(f"--budget must be at least 1 execution, got {config.budget}")
     if config.ray_address is not None:
@@ -325,6 +334,7 @@ def run_campaign(
 
         return run_parallel(config, strategy, on_bug, on_start, on_execution)
     campaign = Campaign(config, on_bug, feedback=wants_feedback(strategy))
+    watch_for(campaign, strategy)
     control = control if control is not None else CampaignControl(config.out, saving=False)
     executions = control.restore(campaign, strategy)
     if control.recorder is not None:
@@ -352,6 +362,9 @@ def run_campaign(
             if stop:
                 break
     control.finish(campaign, strategy, executions)
+    close = getattr(strategy, "close", None)
+    if close is not None:
+        close()
     # A bug-free exhausted search is a statement; with a bug, the bug is the news.
     finished_clean = _exhausted(strategy) and not campaign.found
     verified = strategy.verified() if finished_clean else None  # type: ignore[attr-defined]
@@ -360,7 +373,32 @@ def run_campaign(
         strategy.name, executions, verified, engine_report(strategy), notes_of(strategy), unverified
     )
     result.interrupted = control.stop_signal
+    result.advisor = advisor_report(strategy)
     return result
+
+
+def advisor_setup(config: CampaignConfig, worker: int = 0, workers: int = 1) -> AdvisorSetup:
+    """What the advisor of llm and hybrid reads: the target's source, the specs, the model (if any).
+
+    Parallel workers each ask the model, so each gets its share of the call budget.
+    """
+    model = config.advisor
+    if model is not None and workers > 1:
+        calls = model.max_calls // workers + int(worker < model.max_calls % workers)
+        model = dataclasses.replace(model, max_calls=calls)
+    return AdvisorSetup(TargetSpec.parse(config.target).path, tuple(config.specs), model)
+
+
+def watch_for(campaign: Campaign, strategy: object) -> None:
+    """Attach the monitors a strategy learns from (llm, hybrid: the steps of every execution)."""
+    for monitor in getattr(strategy, "monitors", ()):
+        campaign.watch(monitor)
+
+
+def advisor_report(strategy: object) -> dict[str, dict] | None:
+    """The advisors' counts of a strategy that asks advisors (llm, hybrid)."""
+    report = getattr(strategy, "advisor_report", None)
+    return report() if report is not None else None
 
 
 def pin_inputs(parameters: list[InputParameter], given: dict[str, str]) -> dict[str, object]:

@@ -1,15 +1,16 @@
 """A chooser that steers one execution towards an advisor's hint, and random elsewhere.
 
-An ordering hint is a sequence of operations. The chooser keeps the index of
+An ordering hint is a sequence of operations. When the schedule solver
+could turn the hint into an order of the steps of an earlier run (see
+:mod:`dnsse.search.schedules`), the chooser follows that order of agents for
+as long as the planned agent can run. Where there is no such order, or once
+the run leaves it, the hint acts as priorities: the chooser keeps the index of
 the first operation of the sequence that has not run yet; an agent whose
-pending operation matches a *later* operation of the sequence is held back
-while any other agent can run, and an agent about to perform the awaited
-operation is preferred. Everything else is chosen at random, so a hint only
+pending operation matches a *later* operation of the sequence drops below
+every other runnable agent, and an agent about to perform the awaited
+operation goes first. Everything else is chosen at random, so a hint only
 narrows the schedule, never fixes it. An input hint answers the input's
 choices with the indices of the hinted value.
-
-The chooser also reports every step it chose, named as people name them
-(agent, operation, line), which is what the run summary is built from.
 """
 
 from __future__ import annotations
@@ -18,19 +19,20 @@ import random
 from typing import Callable, Sequence
 
 from dnsse.advisor.hints import OperationRef, OrderingHint
-from dnsse.advisor.summary import Step
 from dnsse.engine.choices import ChoiceKind, Chosen
 from dnsse.engine.operation import Operation
 
 
 class GuidedChooser:
     wants_operations = True
+    wants_offered = True
 
     def __init__(
         self,
         seed: int,
         ordering: OrderingHint | None = None,
         input_plan: Sequence[int | None] = (),
+        schedule: Sequence[int] = (),
     ) -> None:
         self.rng = random.Random(seed)
         self.ordering = ordering
@@ -38,7 +40,8 @@ class GuidedChooser:
         self._done: dict[int, int] = {}  # sequence position -> matching operations already run
         self._input_plan = list(input_plan)
         self._inputs_asked = 0
-        self.steps: list[Step] = []
+        self._schedule = list(schedule)  # agent ids, one per step, from the solver
+        self._followed = 0  # steps of the schedule that ran as planned
 
     @property
     def hint_held(self) -> bool:
@@ -57,19 +60,11 @@ class GuidedChooser:
         offered: Callable[[int], Chosen] | None = None,
     ) -> int:
         described = [offered(i) for i in range(len(runnable))] if offered is not None else None
-        index = self._steer(described) if described is not None else self.rng.randrange(len(runnable))
+        index = self._planned(runnable, history)
+        if index is None:
+            index = self._steer(described) if described is not None else self.rng.randrange(len(runnable))
         if described is not None:
-            chosen = described[index]
-            self._ran(chosen)
-            operation = operations[index]
-            self.steps.append(
-                Step(
-                    chosen.agent,
-                    chosen.operation,
-                    tuple((name, access.value) for name, access in operation.objects),
-                    chosen.where or None,
-                )
-            )
+            self._ran(described[index])
         return index
 
     def next_value(self, kind: str, options: int) -> int:
@@ -79,6 +74,22 @@ class GuidedChooser:
             if planned is not None and 0 <= planned < options:
                 return planned
         return self.rng.randrange(options)
+
+    def _planned(self, runnable: Sequence[int], history: Sequence[tuple[int, object]]) -> int | None:
+        """The index of the schedule's next agent while the run still follows the schedule."""
+        if not self._schedule:
+            return None
+        if self._followed < len(history):
+            # Steps since the last choice (forced ones included) must be the planned ones too.
+            for agent, _ in history[self._followed :]:
+                if self._followed >= len(self._schedule) or self._schedule[self._followed] != agent:
+                    self._schedule = []
+                    return None
+                self._followed += 1
+        if self._followed >= len(self._schedule) or self._schedule[self._followed] not in runnable:
+            self._schedule = []
+            return None
+        return list(runnable).index(self._schedule[self._followed])
 
     def _steer(self, described: list[Chosen]) -> int:
         if self.ordering is None or self.hint_held:

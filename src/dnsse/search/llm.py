@@ -6,64 +6,119 @@ input values likely to break the program. Each execution tries the most
 promising untried hint (its confidence scaled by how well hints of its kind
 paid off, see :mod:`dnsse.advisor.ledger`), with random choices filling the
 rest of the schedule; with no hint left, the execution is a plain random one
-whose steps feed the next round of advice. A hint that led to a bug or to an
-order of dependent operations never seen before counts as useful.
+whose steps feed the next round of advice. An ordering hint becomes an order
+of the steps of the last run through the schedule solver when that run
+performed every step the hint names, and priorities otherwise (see
+:mod:`dnsse.search.guided`). A hint that led to a bug or to an order of
+dependent operations never seen before counts as useful.
 """
 
 from __future__ import annotations
 
 import heapq
 import itertools
+import sys
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 from dnsse.advisor.hints import Hint, InputHint, OrderingHint
 from dnsse.advisor.ledger import Ledger
 from dnsse.advisor.model import ModelAdvisor, ModelSettings
 from dnsse.advisor.offline import OfflineAdvisor
 from dnsse.advisor.stats import AdvisorStats
-from dnsse.advisor.summary import InputSpec, RunSummary
+from dnsse.advisor.steps import StepLog
+from dnsse.advisor.summary import InputSpec, RunSummary, Step, code_lines
+from dnsse.engine.operation import Operation
 from dnsse.search.guided import GuidedChooser
+from dnsse.search.schedules import Constraint, Schedule, schedule_for
 from dnsse.search.strategy import execution_seed
+
+
+def _tell(message: str) -> None:
+    sys.stderr.write(f"dnsse: {message}\n")
+
+
+@dataclass(frozen=True)
+class AdvisorSetup:
+    """What the advisors need besides the runs: the program's source, its specs, the model to ask."""
+
+    source_path: Path | None = None
+    specs: tuple[str, ...] = ()
+    model: ModelSettings | None = None
+    # Told once when the model stops being asked (dead endpoint, repeated failures).
+    on_notice: Callable[[str], None] = _tell
+
+
+@dataclass
+class _LastRun:
+    """The steps of the latest execution, for the solver: its history, and where the named steps lie in it."""
+
+    history: list[tuple[int, Operation]]
+    created_at: list[int]
+    steps: list[Step]
+    positions: list[int]
 
 
 class LlmStrategy:
     name = "llm"
 
-    def __init__(
-        self,
-        seed: int,
-        source_path: Path,
-        specs: Sequence[str] = (),
-        model: ModelSettings | None = None,
-        on_notice=lambda message: None,  # type: ignore[no-untyped-def]
-    ) -> None:
+    def __init__(self, seed: int, setup: AdvisorSetup = AdvisorSetup()) -> None:
         self.seed = seed
-        self.summary = RunSummary(specs=list(specs))
+        self.summary = RunSummary(specs=list(setup.specs))
+        if setup.source_path is not None:
+            self.summary.code = code_lines(setup.source_path)
         self.ledger = Ledger()
         self.offline = OfflineAdvisor()
-        self.model = ModelAdvisor(model, source_path, on_notice) if model is not None else None
+        self.model: ModelAdvisor | None = None
+        if setup.model is not None:
+            if setup.source_path is None:
+                raise ValueError("a model advisor needs the program's source")
+            self.model = ModelAdvisor(setup.model, setup.source_path, setup.on_notice)
+        # Attached to every execution by the campaign: the steps the summary is built from.
+        self.log = StepLog()
         self._queue: list[tuple[float, int, Hint]] = []
         self._order = itertools.count()
         self._slots: list = []
+        self._last: _LastRun | None = None
         self._current: tuple[GuidedChooser, Hint | None] | None = None
+        self.solved = 0  # ordering hints the solver turned into a schedule
+
+    @property
+    def monitors(self) -> list[StepLog]:
+        return [self.log]
 
     @property
     def advisors(self) -> list:
-        return [self.offline] + ([self.model] if self.model is not None else [])
+        # The model first: of two hints as promising, the one that read the code goes first.
+        return ([self.model] if self.model is not None else []) + [self.offline]
 
-    def stats(self) -> dict[str, dict]:
-        """Each advisor's calls, tokens, latency, cache hits and hints received, tried and useful."""
+    def advisor_report(self) -> dict[str, dict]:
+        """Each advisor's calls, tokens, latency, cache hits and hints proposed, discarded, tried and useful."""
         return {advisor.name: advisor.stats.to_json() for advisor in self.advisors}
 
     def chooser_for(self, execution: int) -> GuidedChooser:
+        self.take_advice()
+        hint = self.next_hint()
+        return self.chooser_with(hint, execution_seed(self.seed, execution))
+
+    def take_advice(self) -> None:
+        """Queue what the advisors say about the runs so far (a model's answer may come later)."""
         for advisor in self.advisors:
             for hint in advisor.advise(self.summary):
                 heapq.heappush(self._queue, (-self.ledger.priority(hint), next(self._order), hint))
-        hint = heapq.heappop(self._queue)[2] if self._queue else None
-        seed = execution_seed(self.seed, execution)
+
+    def next_hint(self) -> Hint | None:
+        """The most promising hint not tried yet, re-ranked by what paid off since it was queued."""
+        if not self._queue:
+            return None
+        self._queue = [(-self.ledger.priority(hint), order, hint) for _, order, hint in self._queue]
+        heapq.heapify(self._queue)
+        return heapq.heappop(self._queue)[2]
+
+    def chooser_with(self, hint: Hint | None, seed: int) -> GuidedChooser:
         if isinstance(hint, OrderingHint):
-            chooser = GuidedChooser(seed, ordering=hint)
+            chooser = GuidedChooser(seed, ordering=hint, schedule=self._solved(hint))
         elif isinstance(hint, InputHint):
             chooser = GuidedChooser(seed, input_plan=self._input_plan(hint))
         else:
@@ -72,14 +127,10 @@ class LlmStrategy:
         return chooser
 
     def observe(self, result) -> None:  # type: ignore[no-untyped-def]
-        if self._current is None:
-            return
-        chooser, hint = self._current
+        hint = self._current[1] if self._current is not None else None
         self._current = None
-        self._learn_inputs(result)
         orders_before = len(self.summary.orders)
-        bug = result.bug.render().splitlines()[0] if result.bug is not None else None
-        self.summary.observe(chooser.steps, bug)
+        self.learn(result)
         if hint is None:
             return
         useful = result.bug is not None or len(self.summary.orders) > orders_before
@@ -88,9 +139,41 @@ class LlmStrategy:
         stats.tried += 1
         stats.useful += int(useful)
 
+    def learn(self, result) -> None:  # type: ignore[no-untyped-def]
+        """Add an execution to the summary, whoever chose its schedule (hybrid: another engine)."""
+        self._learn_inputs(result)
+        self._last = _LastRun(list(result.history), list(result.created_at), self.log.steps, self.log.positions)
+        bug = result.bug.render().splitlines()[0] if result.bug is not None else None
+        self.summary.observe(self.log.steps, bug)
+
     def close(self) -> None:
         if self.model is not None:
             self.model.close()
+
+    def _solved(self, hint: OrderingHint) -> list[int]:
+        """The solver's order of the last run's steps that meets ``hint``; empty when it has none."""
+        last = self._last
+        if last is None:
+            return []
+        positions = []
+        for ref in hint.sequence:
+            matching = [
+                position
+                for step, position in zip(last.steps, last.positions)
+                if ref.matches(step.agent, step.kind, step.location)
+            ]
+            nth = (ref.occurrence or 1) - 1
+            if nth >= len(matching):
+                return []
+            positions.append(matching[nth])
+        if len(set(positions)) < len(positions):
+            return []
+        constraints = [Constraint(before, after) for before, after in zip(positions, positions[1:])]
+        solution = schedule_for(last.history, last.created_at, constraints)
+        if not isinstance(solution, Schedule):
+            return []
+        self.solved += 1
+        return solution.agents
 
     def _stats_of(self, hint: Hint) -> AdvisorStats:
         return self.model.stats if self.model is not None and hint.source == self.model.name else self.offline.stats

@@ -53,7 +53,16 @@ from dnsse.engine.target import LoadedTarget
 from dnsse.errors import BadInput
 from dnsse.frameworks.base import Framework
 from dnsse.engine.inputs import show_value
-from dnsse.search.campaign import Campaign, CampaignConfig, CampaignResult, FoundBug, wants_feedback
+from dnsse.advisor.model import model_settings_from_json, model_settings_json
+from dnsse.search.campaign import (
+    Campaign,
+    CampaignConfig,
+    CampaignResult,
+    FoundBug,
+    advisor_setup,
+    wants_feedback,
+    watch_for,
+)
 from dnsse.search.registry import make_strategy
 from dnsse.search.strategy import Strategy, notes_of
 
@@ -147,6 +156,7 @@ def _settings(config: CampaignConfig, target: LoadedTarget, worker: int, workers
             "spec_files": [str(Path(path).resolve()) for path in config.spec_files],
             "faults": config.faults,
             "show_output": config.show_output,
+            "advisor": model_settings_json(config.advisor),
         }
     )
 
@@ -328,9 +338,13 @@ def _run_share(settings: dict, stop: Event, send: Send) -> None:
         faults=settings["faults"],
         show_output=settings["show_output"],
         inputs=settings["inputs"],
+        advisor=model_settings_from_json(settings["advisor"]),
     )
-    strategy = make_strategy(config.strategy, config.seed, config.pct_depth)
+    strategy = make_strategy(
+        config.strategy, config.seed, config.pct_depth, advisor=advisor_setup(config, worker, workers)
+    )
     campaign = Campaign(config, feedback=wants_feedback(strategy))
+    watch_for(campaign, strategy)
     parent = multiprocessing.parent_process()
     reported: dict[str, set[Arc]] = {}
     with campaign.framework.activate():

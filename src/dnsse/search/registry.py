@@ -6,20 +6,31 @@ from dnsse.errors import BadInput
 from dnsse.search.dfs import DfsStrategy
 from dnsse.search.fuzz import FuzzStrategy
 from dnsse.search.hybrid import HybridStrategy
+from dnsse.search.llm import AdvisorSetup, LlmStrategy
 from dnsse.search.pct import PctStrategy
 from dnsse.search.pos import PosStrategy
 from dnsse.search.random_walk import RandomStrategy
 from dnsse.search.symbolic import SymbolicStrategy
 from dnsse.search.strategy import Strategy
 
-BUILT = ("hybrid", "random", "pct", "pos", "dfs", "fuzz", "symbolic")
-PLANNED = ("llm",)
+BUILT = ("hybrid", "random", "pct", "pos", "dfs", "fuzz", "symbolic", "llm")
+PLANNED: tuple[str, ...] = ()
 # The strongest strategy that exists.
 DEFAULT = "hybrid"
 
 
-def make_strategy(name: str, seed: int, pct_depth: int = 3, preemption_bound: int | None = None) -> Strategy:
-    """The strategy called ``name``; ``preemption_bound`` is for ``dfs`` only (``None``: no bound)."""
+def make_strategy(
+    name: str,
+    seed: int,
+    pct_depth: int = 3,
+    preemption_bound: int | None = None,
+    advisor: AdvisorSetup | None = None,
+) -> Strategy:
+    """The strategy called ``name``; ``preemption_bound`` is for ``dfs`` only (``None``: no bound).
+
+    ``advisor`` (for ``llm``) names the program's source and the model to ask;
+    without it the advisor is the offline one.
+    """
     if preemption_bound is not None and name != "dfs":
         raise BadInput(f"--preemption-bound applies to the dfs strategy only, not to {name}")
     if preemption_bound is not None and preemption_bound < 0:
@@ -38,6 +49,8 @@ def make_strategy(name: str, seed: int, pct_depth: int = 3, preemption_bound: in
         return SymbolicStrategy(seed)
     if name == "hybrid":
         return HybridStrategy(seed, pct_depth)
+    if name == "llm":
+        return LlmStrategy(seed, advisor if advisor is not None else AdvisorSetup())
     if name in PLANNED:
         raise BadInput(
             f"the {name} strategy is not built yet; the strategies that exist are: {', '.join(BUILT)}"
