@@ -97,7 +97,7 @@ FINISHED = object()
 class ThreadAgent(Agent):
     """An agent that runs ``body`` in an OS thread of its own."""
 
-    __slots__ = ("body", "_baton", "thread_ident", "started", "exited", "on_start", "handle", "frame")
+    __slots__ = ("body", "_baton", "thread_ident", "started", "exited", "on_start", "handle", "frame", "importing")
 
     def __init__(
         self,
@@ -122,6 +122,8 @@ class ThreadAgent(Agent):
         self.handle: object = None
         # The frame that stopped at the agent's latest scheduling point: where it waits.
         self.frame: FrameType | None = None
+        # Nesting of the library imports the agent is running: they run without scheduling points.
+        self.importing = 0
 
     def launch(self) -> None:
         """Start the OS thread; it parks until the scheduler picks it."""

@@ -135,6 +135,8 @@ class Execution:
         if self.aborted:
             # Unwinding: what the agent was stopped at stays its pending operation.
             raise ExecutionAborted()
+        if agent.importing:
+            return  # a library import runs in one piece (see dnsse.engine.imports)
         agent.pending = operation
         agent.frame = sys._getframe(1)
         self._switch(agent)
@@ -147,6 +149,8 @@ class Execution:
         """
         if self.aborted:
             raise ExecutionAborted()
+        if agent.importing and wait.ready():
+            return True  # a library import runs in one piece (see dnsse.engine.imports)
         agent.pending = operation
         if wait.timeout is not None:
             wait.expiry = expiry_of(operation, wait.timeout)

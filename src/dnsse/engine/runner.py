@@ -9,6 +9,7 @@ from dnsse.engine.bugs import Bug
 from dnsse.engine.choices import Choice, Chooser, ChoiceKind, Chosen, TraceDivergence
 from dnsse.engine.determinism import Expected
 from dnsse.engine.execution import Event, Execution, ExecutionAborted, Limits
+from dnsse.engine.imports import imports_in_one_piece
 from dnsse.engine.inconclusive import Inconclusive
 from dnsse.engine.inputs import InputSlot, draw_inputs, input_slots
 from dnsse.engine.isolation import fresh_working_directory, isolated_execution
@@ -90,7 +91,7 @@ def run_execution(
     execution = Execution(chooser, limits, target.source_files, expected)
     execution.trace_hook = trace_hook
     verdicts = [monitor.attach(execution) for monitor in monitors]
-    with fresh_working_directory(), process_calls_controlled():
+    with fresh_working_directory(), process_calls_controlled(), imports_in_one_piece():
         parameters = framework.inputs(target)
         try:
             seed = execution.chooser.next_value(ChoiceKind.SEED, SEED_OPTIONS, lambda: _SEEDING)

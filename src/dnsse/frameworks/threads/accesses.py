@@ -106,9 +106,17 @@ class AccessModel:
     with a store, so it is not a scheduling point.
     """
 
-    def __init__(self, is_user_code: Callable[[types.CodeType], bool], mutated: set[str]) -> None:
+    def __init__(
+        self,
+        is_user_code: Callable[[types.CodeType], bool],
+        mutated: set[str],
+        learn_module: Callable[[types.ModuleType], None] = lambda module: None,
+    ) -> None:
         self.is_user_code = is_user_code
         self.mutated = mutated
+        # Makes sure ``mutated`` knows what a module of the program's code may rebind,
+        # even when the module was imported before this plan existed.
+        self.learn_module = learn_module
 
     # ------------------------------------------------------------ values
     def untracked(self, value: object) -> bool:
@@ -151,6 +159,7 @@ class AccessModel:
     def attribute(self, owner: object, name: str, access: Access, names: ObjectNames) -> Touched:
         """``owner.name`` loaded (READ) or stored (WRITE)."""
         if isinstance(owner, types.ModuleType):
+            self.learn_module(owner)
             if access is Access.READ and name not in self.mutated:
                 return ()
             return ((f"module:{owner.__name__}.{name}", access),)

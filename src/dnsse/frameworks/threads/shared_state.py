@@ -62,7 +62,7 @@ def plan_for(target: LoadedTarget) -> SharedStatePlan:
     """The plan of ``target``'s code, made once per loaded target (a campaign)."""
     plan = _plans.get(target)
     if plan is None:
-        plan = _plans[target] = SharedStatePlan(target.code)
+        plan = _plans[target] = SharedStatePlan(target.code, target.siblings.files)
     return plan
 
 
@@ -77,19 +77,27 @@ class SharedStatePlan:
     """For every code object of the program: byte offset -> scheduling point.
 
     The target module's code is planned up front; code of the program's other
-    files (a sibling module it imports) when it first runs.
+    files (a sibling module it imports) when it first runs. What every file of
+    the program rebinds is learnt from its whole source before any of its code
+    is planned, so no execution's points depend on what ran before it.
     """
 
-    def __init__(self, module_code: types.CodeType) -> None:
+    def __init__(self, module_code: types.CodeType, sibling_files: frozenset[str] = frozenset()) -> None:
         self._library = _library_roots()
         self._user_files: dict[str, bool] = {}
         self.rebound_globals: set[str] = set()
         self.mutated_attributes: set[str] = set()
-        self.model = AccessModel(self.is_user_code, self.mutated_attributes)
+        self.model = AccessModel(self.is_user_code, self.mutated_attributes, self._learn_module)
+        # Files of the program whose whole source has been learnt (see _learn_file).
+        self._files_learnt: set[str] = set()
         # Keyed by id: hashing a code object hashes its bytecode, too slow for
         # every call; the plan keeps the code objects alive.
         self.tables: dict[int, dict[int, _Point] | None] = {}
         self._codes: list[types.CodeType] = []
+        # What the program's own files rebind is known before any table is made from it.
+        self._files_learnt.add(module_code.co_filename)
+        for filename in sorted(sibling_files):
+            self._learn_file(filename)
         self._learn(module_code)
 
     def is_user_code(self, code: types.CodeType) -> bool:
@@ -107,20 +115,51 @@ class SharedStatePlan:
             if not self.is_user_code(code):
                 self.tables[key] = None
             else:
+                self._learn_file(code.co_filename)
                 self._learn(code)
         return self.tables.get(key)
+
+    def _note_rebinding(self, code: types.CodeType, ins: _Instruction) -> None:
+        if ins.opname in ("STORE_GLOBAL", "DELETE_GLOBAL"):
+            self.rebound_globals.add(str(ins.argval))
+        elif ins.opname in ("STORE_ATTR", "DELETE_ATTR") and code.co_name != "__init__":
+            self.mutated_attributes.add(str(ins.argval))
+        elif ins.opname == "LOAD_CONST" and isinstance(ins.argval, str) and ins.argval.isidentifier():
+            self.mutated_attributes.add(ins.argval)  # setattr(obj, "name", ...)
+
+    def _learn_file(self, filename: str) -> None:
+        """Learn what the whole file rebinds, the first time any of its code is seen.
+
+        A module's top-level code runs once per process, so the names it
+        binds would otherwise be learnt only by the first execution that
+        imports it; and a function's stores only once it first ran. Learnt
+        up front, the scheduling points of every execution are the same
+        whatever ran before it in the process.
+        """
+        if filename in self._files_learnt:
+            return
+        self._files_learnt.add(filename)
+        try:
+            with open(filename, "rb") as source:
+                code = compile(source.read(), filename, "exec")
+        except (OSError, SyntaxError, ValueError):
+            return  # no source to read: its code is learnt as it runs
+        for inner in _code_objects(code):
+            for ins in _instructions(inner):
+                self._note_rebinding(inner, ins)
+
+    def _learn_module(self, module: types.ModuleType) -> None:
+        filename = getattr(module, "__file__", None)
+        if isinstance(filename, str) and filename not in self._files_learnt and filename.endswith(".py"):
+            if not os.path.abspath(filename).startswith(self._library):
+                self._learn_file(filename)
 
     def _learn(self, module_code: types.CodeType) -> None:
         codes = [code for code in _code_objects(module_code) if id(code) not in self.tables]
         listings = {code: _instructions(code) for code in codes}
         for code, listing in listings.items():
             for ins in listing:
-                if ins.opname in ("STORE_GLOBAL", "DELETE_GLOBAL"):
-                    self.rebound_globals.add(str(ins.argval))
-                elif ins.opname in ("STORE_ATTR", "DELETE_ATTR") and code.co_name != "__init__":
-                    self.mutated_attributes.add(str(ins.argval))
-                elif ins.opname == "LOAD_CONST" and isinstance(ins.argval, str) and ins.argval.isidentifier():
-                    self.mutated_attributes.add(ins.argval)  # setattr(obj, "name", ...)
+                self._note_rebinding(code, ins)
         for code, listing in listings.items():
             self._codes.append(code)
             self.tables[id(code)] = _table(code, listing, self)
