@@ -313,7 +313,8 @@ def finish_check(arguments: argparse.Namespace, result: CampaignResult, stories:
     rate = result.executions / result.elapsed_s if result.elapsed_s > 0 else 0.0
     summary = (
         f"{len(result.bugs)} bug{'s' if len(result.bugs) != 1 else ''} in {result.executions} executions "
-        f"({result.elapsed_s:.2f}s, {rate:.0f} executions/s, {result.framework}, {result.strategy})"
+        f"({result.elapsed_s:.2f}s, {rate:.0f} executions/s, {result.framework}"
+        f"{f', {result.semantics} semantics' if result.semantics else ''}, {result.strategy})"
     )
     if result.inconclusive:
         summary += f", {len(result.inconclusive)} inconclusive"

@@ -7,17 +7,24 @@ the communication helpers follow ``megatron/core/pipeline_parallel/p2p_communica
 - ``*_batched``: ``_communicate`` posts every send and receive of a step as
   one ``dist.batch_isend_irecv`` and waits for all of them;
 - ``*_isend_irecv``: the ``_p2p_ops`` path, single ``isend``/``irecv`` calls,
-  even ranks sending first and odd ranks receiving first.
+  even ranks sending first and odd ranks receiving first, so that under NCCL
+  each unbatched send meets its receive on the pair's stream; correct under
+  gloo and NCCL (``backend`` is an input).
 
 Bug variants: ``train_batched_waits_on_sends_only`` waits for the send
 requests alone and uses the received activation (a read of an unfinished
 receive buffer); ``train_blocking_send_first`` uses blocking ``send`` before
 ``recv`` on both stages in the steady phase, the pipeline deadlock where both
-stages wait for the other to receive.
+stages wait for the other to receive (under NCCL, the host goes on and both
+streams hang); ``train_isend_irecv_sends_first`` posts
+single ``isend``/``irecv`` calls with every rank sending first, which gloo
+runs (its sends progress on their own threads) but which hangs both NCCL
+streams, each in a send whose receive is queued behind the peer's send.
 """
 
 import json
 import os
+from typing import Literal
 
 import torch
 import torch.distributed as dist
@@ -56,9 +63,11 @@ class P2P:
             for req, (op, _, _) in zip(reqs, ops):
                 if op is dist.isend:
                     req.wait()  # BUG: the receives are never waited for
-        elif self.style == "isend_irecv":
+        elif self.style in ("isend_irecv", "isend_irecv_sends_first"):
             # Even ranks send first, odd ranks receive first, as Megatron orders them.
-            ordered = ops if self.rank % 2 == 0 else sorted(ops, key=lambda o: o[0] is dist.isend)
+            # The bug variant lets odd ranks send first too.
+            sends_first = self.rank % 2 == 0 or self.style == "isend_irecv_sends_first"
+            ordered = ops if sends_first else sorted(ops, key=lambda o: o[0] is dist.isend)
             reqs = [op(t, peer) for op, t, peer in ordered]
             for req in reqs:
                 req.wait()
@@ -118,8 +127,8 @@ def report(rank, stage):
             json.dump(values, file)
 
 
-def one_f_one_b(rank, world_size, style):
-    dist.init_process_group("nccl", rank=rank, world_size=world_size)
+def one_f_one_b(rank, world_size, style, backend="nccl"):
+    dist.init_process_group(backend, rank=rank, world_size=world_size)
     torch.manual_seed(1234 + rank)
     stage = nn.Sequential(nn.Linear(HIDDEN, HIDDEN), nn.Tanh())
     p2p = P2P(rank, world_size, style)
@@ -162,8 +171,12 @@ def train_batched(rank, world_size):
     one_f_one_b(rank, world_size, "batched")
 
 
-def train_isend_irecv(rank, world_size):
-    one_f_one_b(rank, world_size, "isend_irecv")
+def train_isend_irecv(rank, world_size, backend: Literal["nccl", "gloo"] = "nccl"):
+    one_f_one_b(rank, world_size, "isend_irecv", backend)
+
+
+def train_isend_irecv_sends_first(rank, world_size, backend: Literal["nccl", "gloo"] = "nccl"):
+    one_f_one_b(rank, world_size, "isend_irecv_sends_first", backend)
 
 
 def train_batched_waits_on_sends_only(rank, world_size):

@@ -14,6 +14,8 @@ def campaign_report(result: CampaignResult) -> dict:
     return {
         "target": result.target,
         "framework": result.framework,
+        # torch: whose semantics the runs modelled, "gloo" or "nccl" (what init_process_group asked for).
+        "semantics": result.semantics,
         "strategy": result.strategy,
         "world_size": result.world_size,
         "executions": result.executions,

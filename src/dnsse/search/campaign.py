@@ -118,6 +118,8 @@ class CampaignResult:
     inconclusive: list[InconclusiveRun] = field(default_factory=list)
     # llm and hybrid: per advisor, its calls, tokens, latency, cache hits and hints proposed, tried, useful.
     advisor: dict[str, dict] | None = None
+    # torch: the backend semantics modelled ("gloo" or "nccl"); None for other frameworks.
+    semantics: str | None = None
 
 
 def load(
@@ -296,6 +298,7 @@ class Campaign:
             search=search or {},
             unverified=unverified,
             inconclusive=list(self.inconclusive),
+            semantics=getattr(self.framework, "semantics", None),
         )
 
 

@@ -195,6 +195,9 @@ def _collect(
             number = message["index"] + 1
             result = result_from_report(message)
             merge_reported_arcs(campaign.recorder, message["arcs"])
+            adopt = getattr(campaign.framework, "adopt_semantics", None)
+            if adopt is not None:
+                adopt(message["semantics"])
             if on_execution is not None:
                 on_execution(number, result, campaign.recorder)
             # Without keep_going only the first bug counts; workers may report more before they stop.
@@ -370,6 +373,7 @@ def _run_share(settings: dict, stop: Event, send: Send) -> None:
                 inconclusive=result.inconclusive.to_json() if result.inconclusive is not None else None,
                 arcs=_new_arcs(campaign.recorder, reported),
                 notes=notes_of(strategy),
+                semantics=getattr(campaign.framework, "semantics", None),
             )
 
 

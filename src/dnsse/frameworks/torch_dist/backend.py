@@ -27,6 +27,7 @@ from torch.distributed import c10d_logger, distributed_c10d
 
 from dnsse.frameworks.torch_dist import ops
 from dnsse.frameworks.torch_dist.groups import Group
+from dnsse.frameworks.torch_dist.streams import uses_nccl
 from dnsse.frameworks.torch_dist.work import Work
 from dnsse.frameworks.torch_dist.world import RankState
 
@@ -219,7 +220,7 @@ class ControlledProcessGroup(dist.ProcessGroup):
         message = state.world.mailboxes.send(
             state, self.group, self.group.ranks[dst], tag, tensors[0], "send" if blocking else "isend", not blocking
         )
-        return Work(state, message, synchronous=blocking)
+        return Work(state, message, synchronous=blocking and not uses_nccl(state))
 
     def recv(self, tensors: list[torch.Tensor], src: int, tag: int = 0) -> Work:
         return self._receive(tensors[0], self.group.ranks[src], tag, _caller_waits(2))
@@ -232,4 +233,4 @@ class ControlledProcessGroup(dist.ProcessGroup):
         receive = state.world.mailboxes.receive(
             state, self.group, src, tag, buffer, "recv" if blocking else "irecv", not blocking
         )
-        return Work(state, receive, synchronous=blocking)
+        return Work(state, receive, synchronous=blocking and not uses_nccl(state))

@@ -13,7 +13,9 @@ blocked). An asynchronous part is a :class:`~dnsse.engine.agent.StepAgent`
 with two steps, *read* (enabled when every member issued) and *write*
 (enabled when every member's input was read), so the scheduler decides when
 the data moves relative to the rest of the program; see :mod:`.work` for the
-buffer checks those steps make.
+buffer checks those steps make. Under NCCL semantics every part is
+asynchronous and enqueued on its group's stream (:mod:`.streams`): its read
+waits until every member's part is at the head of its stream.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from dnsse.engine.bugs import Bug, BugKind
 from dnsse.engine.execution import ExecutionAborted
 from dnsse.engine.operation import Access, Operation
 from dnsse.frameworks.torch_dist.ops import MonitoredBarrier
+from dnsse.frameworks.torch_dist.streams import Entry, running, stream_objects, uses_nccl
 from dnsse.frameworks.torch_dist.work import (
     INPUT_BEFORE_READ,
     INPUT_BEFORE_WRITE,
@@ -60,6 +63,7 @@ class Part:
     written: list | None = None
     done: bool = False
     agent: StepAgent | None = None
+    entry: Entry | None = None
 
     @property
     def op(self) -> str:
@@ -82,10 +86,14 @@ class Part:
             return FINISHED
         if not self.read:
             self.read = True
+            if self.entry is not None:
+                # Its kernel started because every member's stream reached it.
+                execution.touch(tuple(o for part in instance.parts for o in stream_objects(part)))  # type: ignore[union-attr]
             instance.input_read()
             self.agent.pending = Operation(  # type: ignore[union-attr]
                 f"{self.op}.write",
-                ((instance.object_name, Access.SYNC), (f"agent#{self.state.agent.id}", Access.READ)),
+                ((instance.object_name, Access.SYNC), (f"agent#{self.state.agent.id}", Access.READ))
+                + stream_objects(self),
                 f"{self.op} writes rank {self.state.rank}",
             )
             return None if instance.results is not None else Wait(instance.computed, instance.describe)
@@ -106,6 +114,9 @@ class Part:
 
     def guarded(self) -> list:
         return [t for t in self.call.outputs() if isinstance(t, torch.Tensor)]
+
+    def buffers(self) -> list:
+        return [t for t in (*self.call.inputs(), *self.call.outputs()) if isinstance(t, torch.Tensor)]
 
     def verify(self) -> Bug | None:
         if self.written is None or same(self.call.outputs(), self.written):
@@ -146,11 +157,18 @@ class Instance:
     def computed(self) -> bool:
         return self.results is not None
 
+    def all_running(self) -> bool:
+        """Every member issued, and every member's stream reached this collective (NCCL)."""
+        return self.all_issued() and all(running(part) for part in self.parts)  # type: ignore[arg-type]
+
     def describe(self) -> str:
         head = f"{self.op} #{self.seq} of {self.group}"
         missing = [str(self.group.ranks[i]) for i, part in enumerate(self.parts) if part is None]
         if missing:
             return f"{head} (waiting for ranks {', '.join(missing)})"
+        queued = [str(part.state.rank) for part in self.parts if part is not None and not running(part)]
+        if queued:
+            return f"{head} (queued behind earlier work on the NCCL streams of ranks {', '.join(queued)})"
         unread = [str(part.state.rank) for part in self.parts if part is not None and not part.read]
         if unread:
             return f"{head} (waiting for the async transfers of ranks {', '.join(unread)})"
@@ -220,6 +238,8 @@ class Collectives:
         """
         index = group.index_of(state.rank)
         assert index is not None, "torch hands a group's operations only to its members"
+        # NCCL returns once the collective is enqueued (monitored_barrier is gloo's alone).
+        async_op = async_op or (timeout is None and uses_nccl(state))
         execution = state.world.execution
         agent = state.agent
         key = (group.name, state.rank)
@@ -243,16 +263,18 @@ class Collectives:
         )
         if async_op:
             part.snapshot = call.read()
+            if uses_nccl(state):
+                state.streams.enqueue(state.rank, f"coll:{group.name}", f"collectives of {group}", part)
             part.agent = StepAgent(
                 execution,
                 f"rank {state.rank} {call.name} #{seq}",
                 part.step,
-                Wait(instance.all_issued, instance.describe),
+                Wait(instance.all_running if part.entry is not None else instance.all_issued, instance.describe),
                 # The transfer reads and writes the rank's tensors: agent#N is
                 # written by every step of the rank's agent (dnsse.search.dependency).
                 Operation(
                     f"{call.name}.read",
-                    ((object_name, Access.SYNC), (f"agent#{agent.id}", Access.READ)),
+                    ((object_name, Access.SYNC), (f"agent#{agent.id}", Access.READ)) + stream_objects(part),
                     f"{call.name} reads rank {state.rank}",
                 ),
             )
@@ -301,16 +323,23 @@ class Collectives:
             instance = state.waiting_in if isinstance(state, RankState) else None
             if instance is None:
                 continue
-            for index, member in enumerate(instance.group.ranks):
-                if instance.parts[index] is None and ranks[member].agent.done:
-                    issued = self.counts.get((instance.group.name, member), 0)
-                    return self._never_joined(
-                        instance,
-                        state.rank,  # type: ignore[union-attr]
-                        member,
-                        f"rank {member} issued {issued} collectives on {instance.group} and finished, "
-                        f"but rank {state.rank} waits in #{instance.seq} {instance.op}",  # type: ignore[union-attr]
-                    )
+            bug = self.unjoined(instance, state.rank, ranks)  # type: ignore[union-attr]
+            if bug is not None:
+                return bug
+        return None
+
+    def unjoined(self, instance: Instance, waiter: int, ranks: list[RankState]) -> Bug | None:
+        """The mismatch when a member that finished (or is exiting) never issued ``instance``."""
+        for index, member in enumerate(instance.group.ranks):
+            if instance.parts[index] is None and (ranks[member].agent.done or ranks[member].exiting):
+                issued = self.counts.get((instance.group.name, member), 0)
+                return self._never_joined(
+                    instance,
+                    waiter,
+                    member,
+                    f"rank {member} issued {issued} collectives on {instance.group} and finished, "
+                    f"but rank {waiter} waits in #{instance.seq} {instance.op}",
+                )
         return None
 
     def unfinished(self) -> Bug | None:

@@ -7,6 +7,9 @@ is missing :func:`on_cpu` (called by each rank's torch function mode, see
 :mod:`.rank_mode`) turns every CUDA device a torch call names into the CPU, and
 :func:`cuda_stand_ins` gives the few ``torch.cuda`` and DDP entry points that
 would refuse a CPU. The first such rewrite is reported once (``notice``).
+A mesh of ``cuda`` devices on a rank that did not choose a backend gets
+NCCL's semantics, and ``torch.cuda.synchronize()`` waits for the rank's NCCL
+streams (see :mod:`.streams`).
 """
 
 from __future__ import annotations
@@ -15,6 +18,10 @@ import functools
 from typing import Any, Callable, Iterator
 
 import torch
+
+from dnsse.engine.execution import current_agent
+from dnsse.frameworks.torch_dist.streams import uses_nccl, wait_for
+from dnsse.frameworks.torch_dist.world import RankState, choose_backend
 
 _CPU = torch.device("cpu")
 # Tensor.to and what Module.to parses its arguments with: both take a device anywhere after the first.
@@ -61,7 +68,7 @@ def cuda_stand_ins(world_size: int, notice: Callable[[str], None]) -> Iterator[t
     yield torch.cuda, "set_device", set_device
     yield torch.cuda, "current_device", lambda: 0
     yield torch.cuda, "device_count", lambda: world_size
-    yield torch.cuda, "synchronize", lambda device=None: None
+    yield torch.cuda, "synchronize", synchronize
 
     init_ddp = DistributedDataParallel.__init__
 
@@ -81,6 +88,24 @@ def cuda_stand_ins(world_size: int, notice: Callable[[str], None]) -> Iterator[t
         if device_type.startswith("cuda"):
             notice(f'init_device_mesh("{device_type}")')
             device_type = "cpu"
+            state = _rank()
+            if state is not None and not state.init_called:
+                choose_backend(state, "nccl")  # what torch picks for a CUDA mesh
         return init_mesh(device_type, *args, **kw)
 
     yield device_mesh, "init_device_mesh", mesh_on_cpu
+
+
+def _rank() -> RankState | None:
+    state = getattr(current_agent(), "handle", None)
+    return state if isinstance(state, RankState) else None
+
+
+def synchronize(device: object = None) -> None:
+    """``torch.cuda.synchronize()``: the host waits for every stream, NCCL's included."""
+    state = _rank()
+    if state is None or not uses_nccl(state):
+        return
+    wait_for(state, state.streams.pending(), "torch.cuda.synchronize() waits for the NCCL streams")
+    # Every operation issued before is complete: its buffers may be read.
+    state.unsettled.clear()

@@ -13,6 +13,10 @@ Events for specifications (``dnsse.emit`` adds the program's own):
 - ``send`` when a message is posted and ``recv`` when it is received, both
   with ``src``, ``dst`` and ``tag``;
 - ``wait`` with ``op`` and ``rank`` when ``Work.wait()`` returns.
+
+The semantics modelled are gloo's unless a rank asks for NCCL
+(``init_process_group("nccl")``, ``init_device_mesh("cuda")``); then
+:mod:`.streams` applies to it. ``semantics`` says which were used.
 """
 
 from __future__ import annotations
@@ -36,6 +40,8 @@ from dnsse.frameworks.torch_dist.p2p import Mailboxes
 from dnsse.frameworks.torch_dist.patching import installed
 from dnsse.frameworks.torch_dist.process_groups import create_default_group
 from dnsse.frameworks.torch_dist.rank_mode import RankMode
+from dnsse.frameworks.torch_dist.stream_hangs import explain_stream_hang
+from dnsse.frameworks.torch_dist.streams import uses_nccl, wait_for
 from dnsse.frameworks.torch_dist.world import RankState, World
 from dnsse.frameworks.threads.patching import controlled_threading
 
@@ -54,6 +60,8 @@ class TorchFramework:
         # Executions run one at a time in a process (the patched API is global),
         # so only the latest world can still be asked about.
         self._world: World | None = None
+        # "gloo", or "nccl" once an execution had a rank asking for NCCL; None before any ran.
+        self._semantics: str | None = None
 
     def activate(self) -> ContextManager[None]:
         return _both(installed(self.world_size, self._notice_cuda), controlled_threading())
@@ -75,7 +83,10 @@ class TorchFramework:
     def start(self, execution: Execution, target: LoadedTarget, inputs: dict[str, object]) -> None:
         _warm_up(target)
         world = World(execution, self.world_size, Collectives(), Mailboxes(), dist.HashStore(), self._notice_cuda)
+        self._fold_semantics()
+        self._semantics = self._semantics or "gloo"
         self._world = world
+        execution.deadlock_explainers.append(lambda blocked: explain_stream_hang(world, blocked))
         execution.deadlock_explainers.append(lambda blocked: world.collectives.explain_deadlock(world.ranks, blocked))
         for rank in range(self.world_size):
             agent = ThreadAgent(execution, f"rank {rank}", lambda: None)
@@ -85,10 +96,26 @@ class TorchFramework:
             world.ranks.append(state)
 
     def finish(self, execution: Execution) -> Bug | None:
+        self._fold_semantics()
         world, self._world = self._world, None
         if world is None or world.execution is not execution:
             return None
         return world.collectives.unfinished()
+
+    @property
+    def semantics(self) -> str | None:
+        """The backend semantics the executions so far used: "gloo", "nccl", or None before any ran."""
+        self._fold_semantics()
+        return self._semantics
+
+    def _fold_semantics(self) -> None:
+        if self._world is not None and self._world.semantics == "nccl":
+            self._semantics = "nccl"
+
+    def adopt_semantics(self, semantics: str | None) -> None:
+        """What executions in another process used (parallel workers)."""
+        if semantics == "nccl" or self._semantics is None:
+            self._semantics = semantics or self._semantics
 
 
 # DDP and FSDP import torch._dynamo when first built (seconds): done before the
@@ -117,6 +144,10 @@ def _rank_body(target: LoadedTarget, state: RankState, inputs: dict[str, object]
             create_default_group(state)
             with RankMode(state, cuda_on_cpu=not torch.cuda.is_available()):
                 target.entry_point(module)(state.rank, state.world.size, **target.localize(inputs, module))
+            state.exiting = True
+            if uses_nccl(state):
+                # The process ends only when its GPU work has: a stream that hangs keeps it.
+                wait_for(state, state.streams.pending(), "its NCCL streams to finish before the process exits")
         finally:
             target.release(module)
 

@@ -79,13 +79,20 @@ def _writes(func: object) -> bool:
 
 def overlapping(unsettled: list[Unsettled], func: object, args: tuple, kwargs: dict) -> Unsettled | None:
     """The unsettled operation whose buffer this call reads, if any."""
-    if _writes(func) or getattr(func, "__name__", "") in _METADATA:
+    if _writes(func):
+        return None
+    return touched(unsettled, func, args, kwargs)
+
+
+def touched(entries: list[Unsettled], func: object, args: tuple, kwargs: dict) -> Unsettled | None:
+    """The first of ``entries`` whose memory this call reads or writes, if any."""
+    if getattr(func, "__name__", "") in _METADATA:
         return None
     for tensor in _tensors((*args, *kwargs.values())):
         if tensor.numel() == 0 or tensor.is_meta:
             continue
         (start, end), = spans_of([tensor])
-        for entry in unsettled:
+        for entry in entries:
             if any(start < high and low < end for low, high in entry.spans):
                 return entry
     return None

@@ -20,6 +20,12 @@ What a step touches is named per message: the k-th message of a channel is
 one it matched and reads the next message of each other source it could have
 matched, whether posted or not. So a send races only with the receives that
 could take its message; posting a receive races with nothing.
+
+Under NCCL semantics (:mod:`.streams`) ``send`` and ``recv`` return once
+enqueued, like ``isend`` and ``irecv``: an unbatched one goes on the stream of
+its pair of ranks, a ``batch_isend_irecv`` is one entry of the group's
+stream, and a message is taken only while both the send and the receive are
+running on their streams.
 """
 
 from __future__ import annotations
@@ -38,6 +44,7 @@ from dnsse.engine.execution import ExecutionAborted
 from dnsse.engine.operation import Access, Operation
 from dnsse.frameworks.torch_dist.groups import WORLD_NAME
 from dnsse.frameworks.torch_dist.ops import describe, store
+from dnsse.frameworks.torch_dist.streams import Entry, batch_frame, running, stream_objects, uses_nccl
 from dnsse.frameworks.torch_dist.work import (
     INPUT_BEFORE_READ,
     OUTPUT_AFTER_WRITE,
@@ -81,10 +88,14 @@ class Message:
     instance: Instance | None = None
     # What the transfer touches: a Work.wait() on it depends on those steps.
     touches: tuple[tuple[str, Access], ...] = ()
+    entry: Entry | None = None
 
     @property
     def done(self) -> bool:
         return self.matched
+
+    def buffers(self) -> list:
+        return [self.buffer] if self.buffer is not None else []
 
     def describe_wait(self) -> str:
         return f"Work.wait() of {self.op} to {self.dst} (tag {self.tag}) on rank {self.state.rank}"
@@ -122,6 +133,10 @@ class Receive:
     written: torch.Tensor | None = None
     instance: Instance | None = None
     touches: tuple[tuple[str, Access], ...] = ()
+    entry: Entry | None = None
+
+    def buffers(self) -> list:
+        return [self.buffer] if isinstance(self.buffer, torch.Tensor) else []
 
     def call_text(self) -> str:
         return f"{self.op}(src={'any' if self.src is None else self.src}, tag={self.tag})"
@@ -149,6 +164,17 @@ class Receive:
         return self.group.index_of(self.source)  # type: ignore[return-value]  # torch's is a group rank
 
 
+def _enqueue(state: RankState, group: Group, peer: int | None, part: Message | Receive) -> None:
+    """Put a send or receive on its NCCL stream: its pair's, or its batch's."""
+    batch = batch_frame()
+    if batch is not None or peer is None:
+        key, label = f"coll:{group.name}", f"collectives and batched send/recv of {group}"
+    else:
+        low, high = sorted((state.rank, peer))
+        key, label = f"p2p:{group.name}:{low}-{high}", f"send/recv between ranks {low} and {high}"
+    state.streams.enqueue(state.rank, key, label, part, batch)
+
+
 def _check_peer(api: str, group: Group, rank: int, peer: int, role: str) -> None:
     if group.index_of(peer) is None:
         raise ValueError(f"{api}: {role} rank {peer} is not in {group}")
@@ -171,6 +197,7 @@ class Mailboxes:
     ) -> Message:
         """Post a message; a blocking send also waits until it was received."""
         _check_peer(op, group, state.rank, dst, "destination")
+        asynchronous = asynchronous or uses_nccl(state)
         execution = state.world.execution
         key = (group.name, state.rank, dst, tag)
         # Only this rank posts to its channels: the message's number is known before the point.
@@ -184,6 +211,8 @@ class Mailboxes:
             message = Message(state, group, dst, tag, payload.detach().clone(), site, op, buffer=payload, slot=slot, touches=touches)  # type: ignore[attr-defined]
         else:
             message = Message(state, group, dst, tag, payload, site, op, slot=slot, touches=touches)
+        if uses_nccl(state):
+            _enqueue(state, group, dst, message)
         self.queues.setdefault(key, deque()).append(message)
         execution.emit(state.agent, "send", {"src": state.rank, "dst": dst, "tag": tag})
         if asynchronous:
@@ -210,10 +239,13 @@ class Mailboxes:
         """Post a receive; a blocking one returns after the data arrived."""
         if src is not None:
             _check_peer(op, group, state.rank, src, "source")
+        asynchronous = asynchronous or uses_nccl(state)
         execution = state.world.execution
         # Posting a receive touches no message: the match does, when it happens.
         execution.yield_point(state.agent, Operation(op, (), f"{op} from {'any' if src is None else src} tag {tag}"))
         receive = Receive(state, group, src, tag, buffer, call_site(execution.source_files), op)
+        if uses_nccl(state):
+            _enqueue(state, group, src, receive)
         self.pending.setdefault(state.rank, []).append(receive)
         objects = receive.touches = self._next_messages(receive)
         if asynchronous:
@@ -224,7 +256,9 @@ class Mailboxes:
                 lambda: self._match_step(receive),
                 Wait(lambda: bool(self.candidates(receive)), receive.describe),
                 # It writes the receiving rank's buffer, too.
-                Operation(f"{op}.match", objects + ((f"agent#{state.agent.id}", Access.READ),)),
+                Operation(
+                    f"{op}.match", objects + ((f"agent#{state.agent.id}", Access.READ),) + stream_objects(receive)
+                ),
             )
             # The match may happen before the code after irecv runs.
             execution.yield_point(state.agent, Operation(f"{op}.issued", ()))
@@ -253,6 +287,8 @@ class Mailboxes:
 
     def candidates(self, receive: Receive) -> list[Message]:
         """The messages ``receive`` may take now: the oldest from each allowed source."""
+        if not running(receive):
+            return []
         dst = receive.state.rank
         name = receive.group.name
         taken_earlier: list[int | None] = []
@@ -269,7 +305,8 @@ class Mailboxes:
             if src == dst or src in taken_earlier:
                 continue
             queue = self.queues.get((name, src, dst, receive.tag))
-            if queue:
+            # Under NCCL the oldest message is taken only while its send kernel runs.
+            if queue and running(queue[0]):
                 found.append(queue[0])
         return found
 
@@ -283,7 +320,7 @@ class Mailboxes:
         execution = receive.state.world.execution
         options = self.candidates(receive)
         message = options[execution.choose_value(ChoiceKind.MATCH, len(options))]
-        touched = self._next_messages(receive) + ((message.slot, Access.WRITE),)
+        touched = self._next_messages(receive) + ((message.slot, Access.WRITE),) + stream_objects(message)
         if message.buffer is not None:
             # The transfer reads the isend's live buffer (it must be unchanged):
             # agent#N is written by every step of the sender's agent.

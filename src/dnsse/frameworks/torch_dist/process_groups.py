@@ -17,7 +17,7 @@ from torch.distributed import distributed_c10d
 
 from dnsse.engine.operation import Access, Operation
 from dnsse.frameworks.torch_dist.c10d_world import BACKEND
-from dnsse.frameworks.torch_dist.world import RankState, current_rank
+from dnsse.frameworks.torch_dist.world import RankState, choose_backend, current_rank
 
 # torch's own, taken before the campaign replaces the module's names.
 _torch_init_process_group = distributed_c10d.init_process_group
@@ -57,7 +57,7 @@ def init_process_group(
             f"init_process_group(rank={rank}) was called by rank {state.rank}; pass the rank the entry point receives"
         )
     state.world.execution.yield_point(state.agent, Operation("init_process_group", (("pg:WORLD", Access.SYNC),)))
-    state.backend = str(backend).lower() if backend else "gloo"
+    choose_backend(state, str(backend).lower() if backend else "gloo")
     if "nccl" in state.backend:
         state.world.on_cuda_request(f'init_process_group("{backend}")')
     state.init_called = True

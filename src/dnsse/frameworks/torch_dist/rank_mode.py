@@ -1,9 +1,11 @@
 """The torch function mode each rank's thread runs under.
 
 Every torch call the rank makes passes through it, which is how two things
-that torch offers no other hook for are done: reads of buffers an async
-operation still owns are caught (:mod:`.guard`), and, on a machine without
-CUDA, CUDA devices become the CPU (:mod:`.cpu_devices`).
+that torch offers no other hook for are done: under NCCL semantics, a call
+that touches a buffer of an operation the compute stream waits for waits
+until it finished, as the kernel would (:mod:`.streams`); reads of buffers an
+async operation still owns are caught (:mod:`.guard`); and, on a machine
+without CUDA, CUDA devices become the CPU (:mod:`.cpu_devices`).
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ from torch.overrides import TorchFunctionMode
 
 from dnsse.engine.execution import ExecutionAborted
 from dnsse.frameworks.torch_dist.cpu_devices import on_cpu
-from dnsse.frameworks.torch_dist.guard import overlapping, program_frame, read_bug
+from dnsse.frameworks.torch_dist.guard import Unsettled, overlapping, program_frame, read_bug, spans_of, touched
+from dnsse.frameworks.torch_dist.streams import wait_for
 from dnsse.frameworks.torch_dist.world import RankState
 
 
@@ -27,6 +30,8 @@ class RankMode(TorchFunctionMode):
     def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
         kwargs = kwargs or {}
         state = self.state
+        if state.streams.fence and not state.world.execution.scheduling:
+            self._after_stream_work(func, args, kwargs)
         if state.unsettled:
             entry = overlapping(state.unsettled, func, args, kwargs)
             if entry is not None:
@@ -41,3 +46,12 @@ class RankMode(TorchFunctionMode):
                 return args[0]
             args, kwargs = moved
         return func(*args, **kwargs)
+
+    def _after_stream_work(self, func: Any, args: tuple, kwargs: dict) -> None:
+        """A kernel launched after a stream-level wait runs after the work waited for: wait for it here."""
+        streams = self.state.streams
+        streams.fence = [op for op in streams.fence if not op.done]
+        fenced = [Unsettled(op.op, op.site, spans_of(op.buffers())) for op in streams.fence]
+        if fenced and touched(fenced, func, args, kwargs) is not None:
+            name = getattr(func, "__name__", "a torch call")
+            wait_for(self.state, streams.fence, f"{name}() waits for the NCCL work the compute stream waits for")

@@ -17,6 +17,7 @@ changed after the transfer wrote it``.
 
 from __future__ import annotations
 
+import sys
 from datetime import timedelta
 from typing import TYPE_CHECKING, Protocol, Sequence
 
@@ -28,6 +29,7 @@ from dnsse.engine.bugs import Bug, BugKind
 from dnsse.engine.execution import ExecutionAborted
 from dnsse.engine.operation import Access, Operation
 from dnsse.frameworks.torch_dist.guard import Unsettled, spans_of
+from dnsse.frameworks.torch_dist.streams import Entry, waits_on_stream
 from dnsse.frameworks.torch_dist.world import current_rank
 
 if TYPE_CHECKING:
@@ -74,8 +76,13 @@ class AsyncPart(Protocol):
     done: bool
     instance: Instance | None
     touches: tuple[tuple[str, Access], ...]
+    entry: Entry | None
 
     def describe_wait(self) -> str: ...
+
+    def buffers(self) -> list[torch.Tensor]:
+        """Every tensor the transfer reads or writes."""
+        ...
 
     def guarded(self) -> list[torch.Tensor]:
         """The buffers the program must not read before wait()."""
@@ -124,6 +131,12 @@ class Work(torch.distributed.Work):
             return True
         state = current_rank("Work.wait")
         part = self._part
+        if not part.done and waits_on_stream(state, part.op, sys._getframe(1)):
+            # NCCL: torch's API waiting for its own blocking operation only
+            # orders the compute stream after it; the host goes on.
+            state.streams.fence.append(part)  # type: ignore[arg-type]
+            self._forget()
+            return True
         execution = state.world.execution
         seconds = _timeout_seconds(timeout)
         state.waiting_in = part.instance
@@ -149,13 +162,18 @@ class Work(torch.distributed.Work):
         """Check the buffers once, when the program may first use them again."""
         if self._settled:
             return
-        self._settled = True
-        if self._unsettled is not None:
-            self._state.unsettled.remove(self._unsettled)
+        self._forget()
         bug = self._part.verify()
         if bug is not None:
             self._state.world.execution.fail(bug)
             raise ExecutionAborted()
+
+    def _forget(self) -> None:
+        """The buffers are the program's again: reading them is no longer a bug."""
+        self._settled = True
+        unsettled = self._state.unsettled
+        if self._unsettled is not None and self._unsettled in unsettled:  # torch.cuda.synchronize() may have
+            unsettled.remove(self._unsettled)
 
     def is_success(self) -> bool:
         return True

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Callable
 
 from dnsse.engine.execution import current_agent
 from dnsse.engine.location import frame_location
+from dnsse.frameworks.torch_dist.streams import Streams
 
 if TYPE_CHECKING:
     from dnsse.frameworks.torch_dist.guard import Unsettled
@@ -59,6 +60,10 @@ class RankState:
     unsettled: list[Unsettled] = field(default_factory=list)
     # The collective this rank is blocked in, for the deadlock explainer.
     waiting_in: Instance | None = None
+    # Its NCCL streams (unused under gloo semantics).
+    streams: Streams = field(default_factory=Streams)
+    # Its entry point returned; under NCCL it waits for its streams before the process ends.
+    exiting: bool = False
 
 
 @dataclass(eq=False)
@@ -76,6 +81,15 @@ class World:
     ranks: list[RankState] = field(default_factory=list)
     # Groups by name: every rank must create the same groups in the same order.
     groups: dict[str, Group] = field(default_factory=dict)
+    # "nccl" once a rank asked for NCCL's semantics (see .streams), else "gloo".
+    semantics: str = "gloo"
+
+
+def choose_backend(state: RankState, backend: str) -> None:
+    """The backend a rank asked for; its semantics are the ones modelled for that rank."""
+    state.backend = backend
+    if "nccl" in backend:
+        state.world.semantics = "nccl"
 
 
 def current_rank(api: str) -> RankState:
