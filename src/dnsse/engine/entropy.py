@@ -22,7 +22,7 @@ import contextlib
 import os
 import random
 import sys
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
 from dnsse.engine.execution import current_agent
 
@@ -41,7 +41,32 @@ def seed_random_generators(seed: int) -> None:
         numpy.random.seed(seed % (2**32))
     torch = sys.modules.get("torch")
     if torch is not None and hasattr(torch, "manual_seed"):
-        torch.manual_seed(seed)
+        if _only_cpu(torch):
+            # torch.manual_seed also queues a lazy seeding of every accelerator,
+            # each capturing a stack (1.4 ms here); with none present, only
+            # the CPU generator exists to be seeded.
+            torch.default_generator.manual_seed(seed)
+        else:
+            torch.manual_seed(seed)
+
+
+_cpu_only: list[bool] = []
+
+
+def _only_cpu(torch: Any) -> bool:
+    """Whether this process's torch has no accelerator (CUDA, MPS, XPU, MTIA, a custom device) to seed."""
+    if not _cpu_only:
+        try:
+            _cpu_only.append(
+                not torch.cuda.is_available()
+                and not torch.backends.mps.is_available()
+                and not torch.xpu.is_available()
+                and not torch.mtia.is_available()
+                and torch._C._get_privateuse1_backend_name() == "privateuseone"
+            )
+        except Exception:  # noqa: BLE001 - a torch without one of these: seed the way torch does
+            _cpu_only.append(False)
+    return _cpu_only[0]
 
 
 class _Stream:

@@ -76,7 +76,7 @@ def _remove_spare_directories() -> None:
 @contextlib.contextmanager
 def isolated_execution(seed: int) -> Iterator[None]:
     """Seed every generator from ``seed``; restore the process-wide state when the block ends."""
-    environment = dict(os.environ)
+    environment = _raw_environment()
     path = list(sys.path)
     restore_torch = _torch_flags()
     seed_random_generators(seed)
@@ -84,12 +84,26 @@ def isolated_execution(seed: int) -> Iterator[None]:
         with entropy_from_seed(seed):
             yield
     finally:
-        if os.environ != environment:
-            _restore_environment(environment)
+        if _raw_environment() != environment:
+            _restore_environment(_decoded(environment))
         if sys.path != path:
             sys.path[:] = path
         if restore_torch is not None:
             restore_torch()
+
+
+def _raw_environment() -> dict:
+    """A copy of the environment as ``os.environ`` keeps it (encoded): copied and compared without decoding."""
+    raw = getattr(os.environ, "_data", None)
+    return dict(raw) if isinstance(raw, dict) else dict(os.environ)
+
+
+def _decoded(raw: dict) -> dict[str, str]:
+    decode_key = getattr(os.environ, "decodekey", None)
+    decode_value = getattr(os.environ, "decodevalue", None)
+    if decode_key is None or decode_value is None or not isinstance(getattr(os.environ, "_data", None), dict):
+        return raw
+    return {decode_key(name): decode_value(value) for name, value in raw.items()}
 
 
 def _restore_environment(saved: dict[str, str]) -> None:

@@ -25,6 +25,7 @@ import contextlib
 import importlib
 import inspect
 import sys
+from pathlib import Path
 from typing import Callable, ContextManager, Iterator
 
 import torch
@@ -121,13 +122,16 @@ class TorchFramework:
 # DDP and FSDP import torch._dynamo when first built (seconds): done before the
 # first execution starts, its time limit and timings do not pay for it.
 _USERS_OF_DYNAMO = ("DistributedDataParallel", "fully_shard", "FullyShardedDataParallel")
+_WITHOUT_DYNAMO: set[Path] = set()
 
 
 def _warm_up(target: LoadedTarget) -> None:
-    if "torch._dynamo" not in sys.modules:
+    if "torch._dynamo" not in sys.modules and target.spec.path not in _WITHOUT_DYNAMO:
         source = target.spec.path.read_text(errors="replace")
         if any(name in source for name in _USERS_OF_DYNAMO):
             importlib.import_module("torch._dynamo")
+        else:
+            _WITHOUT_DYNAMO.add(target.spec.path)  # read once, not at every execution
 
 
 @contextlib.contextmanager

@@ -1,0 +1,150 @@
+"""The cost model of the README: what an execution's set-up, a scheduling point, a switch, a rank and coverage cost.
+
+Every figure is a median over ``--repeats`` rounds; in each round every
+measure runs once, one after the other, so the noise of this shared machine
+falls on all of them alike. Measured in one process, through the same
+``run_execution`` a campaign calls (no supervising process: that is one
+process start per campaign, see ``containment_cost.py``).
+
+- fixed cost of an execution: a threads program whose entry point returns at
+  once, and a torch program whose ranks return at once, for world sizes
+  2..64 (the slope is the cost of one more rank);
+- a scheduling point: two bare agents yielding 20,000 times each, with a
+  chooser that never switches, then with random switching; the difference,
+  divided by the switches taken, is the cost of one switch (an OS-thread
+  handoff);
+- coverage: a function that runs 20,000 iterations of local arithmetic,
+  with and without the branch-coverage tracer that ``--coverage`` puts in
+  every agent; the difference per line event.
+
+Run: .venv/bin/python benchmarks/cost_model.py [--repeats 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from pathlib import Path
+from typing import Callable
+
+HERE = Path(__file__).resolve().parent
+EMPTY = HERE / "speed" / "empty.py"
+WORLD_SIZES = (2, 4, 8, 16, 32, 64)
+
+
+def seconds_per_execution(function: str, framework_name: str, world_size: int, executions: int) -> float:
+    from dnsse.engine.runner import run_execution
+    from dnsse.engine.target import LoadedTarget, TargetSpec
+    from dnsse.frameworks.base import framework_named
+    from dnsse.search.random_walk import RandomChooser
+
+    target = LoadedTarget(TargetSpec.parse(f"{EMPTY}:{function}"), framework_name)
+    framework = framework_named(framework_name, world_size, True)
+    with framework.activate():
+        run_execution(target, framework, RandomChooser(0))  # imports and first-use caches
+        started = time.perf_counter()
+        for index in range(executions):
+            result = run_execution(target, framework, RandomChooser(index))
+            assert result.bug is None, result.bug.render()
+        return (time.perf_counter() - started) / executions
+
+
+def seconds_per_line(coverage: bool, iterations: int = 20_000) -> float:
+    """Seconds per line event of ``busy_lines``, with or without the branch-coverage tracer."""
+    import importlib.util
+    import sys
+
+    from dnsse.coverage.arcs import ArcRecorder
+
+    spec = importlib.util.spec_from_file_location("empty", EMPTY)
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    started = time.perf_counter()
+    if coverage:
+        sys.settrace(ArcRecorder([str(EMPTY)]).compose(None))
+    try:
+        module.busy_lines(iterations)
+    finally:
+        sys.settrace(None)
+    return (time.perf_counter() - started) / (2 * iterations)
+
+
+def point_costs(points: int = 20_000) -> tuple[float, float, float]:
+    """Seconds per point without switches, per point with random switching, and the share of points that switched."""
+    from dnsse.engine.agent import ThreadAgent
+    from dnsse.engine.choices import FirstChooser
+    from dnsse.engine.execution import Execution, Limits, current_agent
+    from dnsse.engine.operation import Operation
+    from dnsse.search.random_walk import RandomChooser
+
+    def run(chooser: object) -> tuple[float, float]:
+        execution = Execution(chooser, Limits(max_steps=10 * points, max_seconds=600))  # type: ignore[arg-type]
+        operation = Operation("step")
+
+        def body() -> None:
+            agent = current_agent()
+            for _ in range(points):
+                execution.yield_point(agent, operation)  # type: ignore[arg-type]
+
+        for index in range(2):
+            ThreadAgent(execution, f"agent {index}", body)
+        started = time.perf_counter()
+        execution.run()
+        elapsed = time.perf_counter() - started
+        agents = [who for who, _ in execution.history]
+        switches = sum(1 for before, after in zip(agents, agents[1:]) if before != after)
+        return elapsed / execution.step, switches / execution.step
+
+    first, _ = run(FirstChooser())
+    random, switched = run(RandomChooser(1))
+    return first, random, switched
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--executions", type=int, default=100, help="executions per measure and round (fewer for many ranks)")
+    arguments = parser.parse_args()
+    n = arguments.executions
+    measures: dict[str, Callable[[], float]] = {
+        "threads, empty program": lambda: seconds_per_execution("threads_main", "threads", 1, n),
+        "lines, no coverage": lambda: seconds_per_line(False),
+        "lines, coverage": lambda: seconds_per_line(True),
+    }
+    for size in WORLD_SIZES:
+        count = max(5, n * 2 // size)
+        measures[f"torch, empty program, {size} ranks"] = lambda size=size, count=count: seconds_per_execution(
+            "torch_main", "torch", size, count
+        )
+    samples: dict[str, list[float]] = {name: [] for name in measures}
+    points: list[tuple[float, float, float]] = []
+    for _ in range(arguments.repeats):
+        for name, measure in measures.items():
+            samples[name].append(measure())
+        points.append(point_costs())
+    median = {name: statistics.median(values) for name, values in samples.items()}
+    first = statistics.median(p[0] for p in points)
+    random = statistics.median(p[1] for p in points)
+    switched = statistics.median(p[2] for p in points)
+    per_switch = (random - first) / switched
+    sizes = list(WORLD_SIZES)
+    times = [median[f"torch, empty program, {size} ranks"] for size in sizes]
+    slope = statistics.linear_regression(sizes, times).slope
+    coverage_per_event = median["lines, coverage"] - median["lines, no coverage"]
+    print(f"Medians of {arguments.repeats} alternating rounds.\n")
+    print("| cost | figure |")
+    print("|---|---:|")
+    print(f"| one execution's fixed cost, threads (start, isolation, teardown) | {1000 * median['threads, empty program']:.2f} ms |")
+    for size, seconds in zip(sizes, times):
+        print(f"| one execution's fixed cost, torch, {size} ranks | {1000 * seconds:.2f} ms ({1 / seconds:,.0f} executions/s) |")
+    print(f"| one more rank (slope over 2..64 ranks) | {1000 * slope:.2f} ms |")
+    print(f"| one scheduling point, no switch | {1e6 * first:.1f} µs |")
+    print(f"| one switch to another agent (OS-thread handoff), on top of its point | {1e6 * per_switch:.1f} µs |")
+    print(f"| scheduling points/s with random switching ({100 * switched:.0f}% of points switch) | {1 / random:,.0f} |")
+    print(f"| one line event under branch coverage | {1e6 * coverage_per_event:.2f} µs |")
+    print(f"| a line of plain Python under branch coverage | {median['lines, coverage'] / median['lines, no coverage']:.1f}x its time without |")
+
+
+if __name__ == "__main__":
+    main()
