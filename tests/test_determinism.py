@@ -77,6 +77,15 @@ def test_every_execution_starts_in_an_empty_private_directory(function: str, tmp
     assert status == 0, capsys.readouterr().out
 
 
+def test_torchs_generator_is_seeded_from_the_choices() -> None:
+    target = load_program("determinism/torch_draws.py:main")
+    framework = ThreadsFramework()
+    with framework.activate():
+        messages = [run_execution(target, framework, SeededChooser(seed)).bug.message for seed in (4, 5, 4)]
+    assert messages[0] == messages[2]
+    assert messages[0] != messages[1]
+
+
 def test_every_random_source_is_drawn_from_the_choices() -> None:
     target = load_program("determinism/draws_everything.py:main")
     framework = ThreadsFramework()
