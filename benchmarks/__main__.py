@@ -129,6 +129,24 @@ def _write(results: dict, out: Path, full: bool) -> None:
     print(f"wrote {out}/latest.md and coverage.png ({results['command']}, {results['elapsed_s']}s)")
 
 
+SPEED_COMMANDS = """## Speed benchmarks
+
+Not part of the table below; each prints its own table (figures in README's Speed and Cost model sections):
+
+| command | measures |
+|---|---|
+| `.venv/bin/python benchmarks/engine_speed.py` | scheduling points/s (no switches, random, pct); executions/s of the 2-rank ten-collective program against real gloo |
+| `.venv/bin/python benchmarks/cost_model.py` | an execution's fixed cost (threads; torch at 2..64 ranks), a scheduling point, a switch, a coverage event |
+| `.venv/bin/python benchmarks/frontrun_compare.py --install` | dnsse against frontrun (installed into its own venv) on a locked lazy init and a two-lock transfer, alternating runs, ratios |
+| `.venv/bin/python benchmarks/ray_speed.py` | controlled executions/s of a Ray program, against one real Ray run |
+| `.venv/bin/python benchmarks/monitor_speed.py` | LTL monitor events/s, alone and inside a run |
+| `.venv/bin/python benchmarks/coverage_overhead.py` | what branch coverage and coverage feedback cost per program |
+| `.venv/bin/python benchmarks/parallel_speed.py` | `--workers 2` against 1 |
+| `.venv/bin/python benchmarks/containment_cost.py` | what running in a supervised child costs |
+
+"""
+
+
 def publish(results: dict, table: str) -> None:
     """BENCHMARKS.md at the repository root: the latest full table, its machine and its command."""
     m = results["machine"]
@@ -152,6 +170,7 @@ def publish(results: dict, table: str) -> None:
         "when a run exceeds its timeout, so its seconds to the bug include that timeout; Ray's workers are "
         "separate processes, so Ray programs have no stress coverage. Peers' executions/s include their "
         "own set-up inside the search call.\n\n"
+        + SPEED_COMMANDS
         + table
     )
     (Path(__file__).resolve().parent.parent / "BENCHMARKS.md").write_text(text, encoding="utf-8")
