@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Iterator, Sequence
 from dnsse.advisor.options import add_advisor_options, model_settings
 from dnsse.engine.execution import Limits
 from dnsse.engine.flight import install_recorder, supervised_directory
-from dnsse.errors import BadInput
+from dnsse.errors import BadInput, NotUnderControl
 from dnsse.report.options import add_output_options, add_report_command
 from dnsse.search.control import CampaignControl, RestartNeeded
 from dnsse.search.resume import load_state
@@ -180,6 +180,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if arguments.debug:
             traceback.print_exc()
         sys.stderr.write(f"dnsse: {error}\n")
+        return EXIT_BAD_INPUT
+    except NotUnderControl as error:
+        # Raised outside any execution (where it is a refusal already): the same exit 2.
+        sys.stderr.write(f"dnsse: {error.message}\n")
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         sys.stderr.write("dnsse: interrupted\n")

@@ -18,3 +18,23 @@ class InconclusiveReplay(BadInput):
 
     The message says where each agent stood (see dnsse.engine.inconclusive).
     """
+
+
+class NotUnderControl(BaseException):
+    """The program called ``api``, which dnsse does not control; ``advice`` says what to do instead.
+
+    A ``BaseException``, so that the program's own ``except Exception`` does
+    not make a normal outcome of it (see dnsse.engine.uncontrolled). The
+    campaign ends with exit 2 and the message; it is never a bug.
+    """
+
+    def __init__(self, api: str, advice: str, where: str | None = None) -> None:
+        self.api = api
+        self.advice = advice
+        self.where = where
+        super().__init__(self.message)
+
+    @property
+    def message(self) -> str:
+        at = f" (called at {self.where})" if self.where else ""
+        return f"{self.api} is not under control yet{at}: {self.advice}"

@@ -16,6 +16,10 @@ from typing import TYPE_CHECKING, Callable
 
 from dnsse.engine.operation import START, Operation
 
+# Bound now: the program's own calls of _thread.start_new_thread are refused
+# (see dnsse.frameworks.threads.patching), the engine's never are.
+_start_new_thread = _thread.start_new_thread
+
 if TYPE_CHECKING:
     from dnsse.engine.execution import Execution
 
@@ -128,7 +132,7 @@ class ThreadAgent(Agent):
     def launch(self) -> None:
         """Start the OS thread; it parks until the scheduler picks it."""
         self.started = True
-        _thread.start_new_thread(self._bootstrap, ())
+        _start_new_thread(self._bootstrap, ())
 
     def resume(self) -> None:
         self._baton.release()

@@ -25,6 +25,7 @@ from dnsse.engine.inconclusive import Inconclusive
 from dnsse.engine.location import frame_location, source_line
 from dnsse.engine.object_names import ObjectNames
 from dnsse.engine.operation import Access, Operation, expiry_of
+from dnsse.errors import NotUnderControl
 
 _local = _thread._local()
 
@@ -324,6 +325,9 @@ class Execution:
             return
         except ExecutionAborted:
             return
+        except NotUnderControl as error:
+            self.refuse(error.message)
+            return
         except Exception as error:  # noqa: BLE001 - a failing transfer is a finding
             self.fail(
                 Bug(
@@ -363,6 +367,9 @@ class Execution:
             self.active.remove(agent)
         if isinstance(error, TraceDivergence):
             self.diverge(str(error))
+            return
+        if isinstance(error, NotUnderControl):
+            self.refuse(error.message)
             return
         self.fail(
             Bug(

@@ -10,9 +10,8 @@ and must neither fail falsely nor escape control:
   ``signal.getsignal`` returns it; it is not installed in the process.
 - A new process (``multiprocessing``, ``concurrent.futures.ProcessPoolExecutor``,
   ``os.fork``): its code would run outside control, and a forked copy of a
-  controlled process holds parked agents. It is refused: the execution stops
-  and the campaign ends with exit status 2 naming the call (an API dnsse does
-  not control).
+  controlled process holds parked agents. It is refused as an API dnsse does
+  not control (see :mod:`dnsse.engine.uncontrolled`): exit status 2 naming it.
 
 ``sys.exit`` needs nothing here: an agent that raises ``SystemExit`` with
 status 0 simply finished (see :mod:`dnsse.engine.agent`).
@@ -25,11 +24,10 @@ import contextlib
 import multiprocessing.process
 import os
 import signal
-import sys
 from typing import Callable, Iterator
 
-from dnsse.engine.execution import ExecutionAborted, current_agent
-from dnsse.engine.location import frame_location
+from dnsse.engine.execution import current_agent
+from dnsse.engine.uncontrolled import refuse
 
 _real_signal = signal.signal
 _real_getsignal = signal.getsignal
@@ -56,41 +54,24 @@ def _getsignal(signalnum: int) -> object:
     return _real_getsignal(signalnum)
 
 
-def _refuse(what: str) -> None:
-    agent = current_agent()
-    assert agent is not None
-    execution = agent.execution
-    where = _program_location(execution.source_files)
-    execution.refuse(
-        f"{agent.name} starts a new process ({what}{f' at {where}' if where else ''}). dnsse controls the "
-        "threads of one process, not other processes, so this API is not under its control. Check the "
-        "function the processes run, or run that code in threads (threading or "
-        "concurrent.futures.ThreadPoolExecutor), which dnsse does control"
-    )
-    raise ExecutionAborted()
+_NEW_PROCESS = (
+    "it starts a new process, and dnsse controls the threads of one process, not other processes. Check "
+    "the function the processes run, or run that code in threads (threading or "
+    "concurrent.futures.ThreadPoolExecutor), which dnsse does control"
+)
 
 
 def _process_start(self: multiprocessing.process.BaseProcess) -> None:
     if current_agent() is None:
         return _real_process_start(self)
-    _refuse("multiprocessing")
+    refuse("multiprocessing (a new process started by Process.start, Pool or ProcessPoolExecutor)", _NEW_PROCESS)
 
 
 def _fork() -> int:
     if current_agent() is None:
         assert _real_fork is not None
         return _real_fork()
-    _refuse("os.fork")
-    return -1
-
-
-def _program_location(source_files: frozenset[str]) -> str | None:
-    frame = sys._getframe(2)
-    while frame is not None:
-        if frame.f_code.co_filename in source_files:
-            return frame_location(frame)
-        frame = frame.f_back
-    return None
+    refuse("os.fork", _NEW_PROCESS)
 
 
 @contextlib.contextmanager

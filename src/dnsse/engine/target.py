@@ -14,7 +14,7 @@ from pathlib import Path
 from dnsse.engine.inputs import InputParameter, Range, domain_for
 from dnsse.engine.isolation import fresh_working_directory
 from dnsse.engine.siblings import SiblingModules
-from dnsse.errors import BadInput
+from dnsse.errors import BadInput, NotUnderControl
 
 __all__ = ["FRAMEWORKS", "InputParameter", "LoadedTarget", "Range", "TargetSpec"]
 
@@ -119,6 +119,8 @@ class LoadedTarget:
             # Its top-level code may write files: never in the user's directory.
             with fresh_working_directory():
                 module = self.instantiate()
+        except NotUnderControl as error:
+            raise BadInput(f"importing {self.spec.path}: {error.message}") from None
         except SystemExit as error:
             raise BadInput(
                 f"importing {self.spec.path} called sys.exit({error.code!r}): a module that exits while it is "

@@ -21,6 +21,7 @@ import inspect
 from typing import Any, Callable
 
 from dnsse.engine.operation import Access, Operation
+from dnsse.engine.uncontrolled import refusing_getattr
 from dnsse.frameworks.ray import errors as exceptions
 from dnsse.frameworks.ray import util
 from dnsse.frameworks.ray.actors import METHOD_OPTIONS_ATTRIBUTE, ActorClass, ActorHandle
@@ -210,8 +211,5 @@ def get_actor(name: str, namespace: str | None = None) -> ActorHandle:
     return ActorHandle(actor)
 
 
-def __getattr__(name: str) -> Any:
-    raise AttributeError(
-        f"module 'ray' under dnsse has no attribute {name!r}: dnsse's controlled Ray provides "
-        f"{', '.join(__all__)}; use those, or run the program without dnsse"
-    )
+# A public name the controlled Ray lacks (ray.get_runtime_context, ray.data, ...) is refused, naming it.
+__getattr__ = refusing_getattr("ray", lambda: ", ".join(f"ray.{name}" for name in __all__))

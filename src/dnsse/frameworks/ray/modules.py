@@ -16,6 +16,7 @@ import types
 from typing import Iterator
 
 from dnsse.frameworks.ray import actor_pool, actors, api, errors, ray_queue, tasks, util
+from dnsse.frameworks.ray.unmodelled import UnmodelledRay
 from dnsse.frameworks.threads.patching import controlled_threading
 
 _MISSING = object()
@@ -37,11 +38,17 @@ def _controlled_modules() -> dict[str, types.ModuleType]:
 def controlled_ray() -> Iterator[None]:
     modules = _controlled_modules()
     saved_modules = {name: sys.modules.get(name, _MISSING) for name in modules}
+    # Packages while active, so that `import ray.serve` reaches the finder that refuses it.
+    unmodelled = UnmodelledRay(frozenset(modules))
     with controlled_threading():
         try:
             sys.modules.update(modules)
+            api.__path__ = util.__path__ = []  # type: ignore[attr-defined]
+            sys.meta_path.insert(0, unmodelled)
             yield
         finally:
+            sys.meta_path.remove(unmodelled)
+            del api.__path__, util.__path__  # type: ignore[attr-defined]
             for name, previous in saved_modules.items():
                 if previous is _MISSING:
                     sys.modules.pop(name, None)

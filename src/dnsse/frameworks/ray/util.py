@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from dnsse.engine.uncontrolled import refusing_getattr
 from dnsse.frameworks.ray.actor_pool import ActorPool
 
 __all__ = ["ActorPool", "queue"]
@@ -15,7 +16,8 @@ def __getattr__(name: str) -> Any:
         from dnsse.frameworks.ray import ray_queue
 
         return ray_queue
-    raise AttributeError(
-        f"module 'ray.util' under dnsse has no attribute {name!r}: dnsse's controlled Ray provides "
-        "ray.util.ActorPool and ray.util.queue only"
-    )
+    # ray.util.placement_group, ray.util.collective, ...: not modelled, refused naming the API.
+    return _unmodelled(name)
+
+
+_unmodelled = refusing_getattr("ray.util", lambda: "ray.util.ActorPool and ray.util.queue")

@@ -31,6 +31,7 @@ import time
 from typing import Any, Iterator
 
 from dnsse.engine.execution import ExecutionAborted
+from dnsse.engine.uncontrolled import Refusal, refused
 
 from dnsse.frameworks.threads import clock, thread
 from dnsse.frameworks.threads.barrier import Barrier
@@ -70,6 +71,16 @@ _REPLACEMENTS = (
 )
 
 
+_RAW_THREAD = (
+    "a thread started with _thread runs outside dnsse's scheduler; start it with threading.Thread, which "
+    "dnsse controls"
+)
+_REFUSED = (
+    Refusal("_thread", "start_new_thread", "_thread.start_new_thread", _RAW_THREAD),
+    Refusal("_thread", "start_new", "_thread.start_new", _RAW_THREAD),
+)
+
+
 def _not_an_unwinding(record: logging.LogRecord) -> bool:
     return not (record.exc_info and isinstance(record.exc_info[1], ExecutionAborted))
 
@@ -95,7 +106,8 @@ def controlled_threading() -> Iterator[None]:
         asyncio.set_event_loop_policy(ControlledPolicy())
         sys.unraisablehook = _quiet_unraisable(saved_unraisable)
         pool_logger.addFilter(_not_an_unwinding)
-        yield
+        with refused(_REFUSED):
+            yield
     finally:
         pool_logger.removeFilter(_not_an_unwinding)
         sys.unraisablehook = saved_unraisable

@@ -19,6 +19,8 @@ from torch.distributed import distributed_c10d
 from dnsse.frameworks.torch_dist.c10d_world import RankLocalWorld, register_backend
 from dnsse.frameworks.torch_dist.cpu_devices import cuda_stand_ins
 from dnsse.frameworks.torch_dist.process_groups import REPLACEMENTS
+from dnsse.frameworks.torch_dist.uncontrolled import REFUSED
+from dnsse.engine.uncontrolled import refused
 
 _MISSING = object()
 
@@ -50,7 +52,8 @@ def installed(world_size: int, notice: Callable[[str], None]) -> Iterator[None]:
     # Backward runs on the rank's own thread, so DDP's hooks run under its control.
     autograd_threads = torch.autograd.set_multithreading_enabled(False)
     try:
-        yield
+        with refused(REFUSED):
+            yield
     finally:
         autograd_threads.__exit__(None, None, None)
         torch._C._distributed_c10d._set_thread_isolation_mode(False)
