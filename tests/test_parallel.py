@@ -106,12 +106,6 @@ def test_coverage_of_workers_is_merged(tmp_path: Path) -> None:
     assert covered[0] == covered[1] and covered[0]["branches_covered"] > 0
 
 
-def test_dfs_with_workers_is_refused_as_sequential(capsys: pytest.CaptureFixture) -> None:
-    status = main(["check", f"{PROGRAMS}/threads_counter.py:locked", "--strategy", "dfs", "--workers", "2"])
-    assert status == 2
-    assert "systematic search" in capsys.readouterr().err
-
-
 def test_fewer_than_one_worker_is_refused(capsys: pytest.CaptureFixture) -> None:
     assert main(["check", f"{PROGRAMS}/threads_counter.py:locked", "--workers", "0"]) == 2
     assert "--workers must be at least 1" in capsys.readouterr().err

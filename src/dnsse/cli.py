@@ -97,7 +97,7 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--json", type=Path, default=None, metavar="PATH", help="write a JSON report here")
     check.add_argument(
         "--workers", type=int, default=1,
-        help="run executions in N parallel processes on this machine (default 1; not with dfs)",
+        help="run executions in N parallel processes on this machine (default 1; dfs divides its tree among them)",
     )
     check.add_argument(
         "--input", action="append", default=[], metavar="NAME=VALUE",

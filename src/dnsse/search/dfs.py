@@ -245,6 +245,12 @@ class DfsStrategy:
         self.divergences = 0
         self.untrusted: str | None = None  # the first reason a step's footprint may be incomplete
         self._chooser: DfsChooser | None = None
+        # Nodes above ``floor`` are a prefix this search was given (a subtree
+        # of a search divided among workers, dnsse.search.dfs_split): it
+        # explores only below them, and races that reverse at one of them
+        # are ``escaped`` as (depth, initials, agent) for the owner of that node.
+        self.floor = 0
+        self.escaped: list[tuple[int, frozenset[int], int]] = []
 
     def chooser_for(self, execution: int) -> DfsChooser:
         self._chooser = DfsChooser(self, self.replay)
@@ -305,31 +311,18 @@ class DfsStrategy:
     # ----------------------------------------------------------- the search
     def _advance(self) -> None:
         """Pick the deepest node with an unexplored alternative; exhausted when none."""
-        while self.path:
+        while len(self.path) > self.floor:
             node = self.path[-1]
-            alternative = self._alternative(node)
-            if alternative is not None:
-                node.chosen = alternative
+            choice = alternative(node, self.bound)
+            if choice is not None:
+                node.chosen = choice
                 if isinstance(node, _AgentNode):
-                    node.done.append(alternative)
+                    node.done.append(choice)
                 self.replay = len(self.path)
                 return
             self.path.pop()
-        self.replay = 0
+        self.replay = self.floor
         self.exhausted = True
-
-    def _alternative(self, node: _Node) -> int | None:
-        if isinstance(node, _ValueNode):
-            return node.chosen + 1 if node.chosen + 1 < node.options else None
-        if self.bound is None:
-            candidates = node.backtrack - set(node.done) - set(node.sleep)
-        else:
-            candidates = {
-                agent
-                for agent in node.runnable
-                if agent not in node.done and node.preemptions + node.preempts(agent) <= self.bound
-            }
-        return min(candidates) if candidates else None
 
     def _note_footprints(self, result: ExecutionResult) -> None:
         """What each chosen step touched, as it ran: what it names when it sleeps in a later branch."""
@@ -342,6 +335,7 @@ class DfsStrategy:
     def _add_backtracking(self, result: ExecutionResult) -> None:
         """Source-DPOR: from the state before each reversible race, schedule one agent that starts its reversal."""
         nodes = {node.step: node for node in self.path if isinstance(node, _AgentNode)}
+        depth = {id(node): index for index, node in enumerate(self.path)}
         if not nodes:
             return
 
@@ -351,12 +345,35 @@ class DfsStrategy:
 
         for race in reversible_races(result.history, result.pending, result.created_at, runnable_before):
             node = nodes[race.earlier + 1]
-            if race.initials & node.backtrack:
-                continue  # a reversal already starts here
-            startable = race.initials & set(node.runnable)
-            if race.agent in startable:
-                node.backtrack.add(race.agent)
-            elif startable:
-                node.backtrack.add(min(startable))
-            else:
-                node.backtrack.update(node.runnable)
+            if add_backtrack(node, race.initials, race.agent) and depth[id(node)] < self.floor:
+                # Local copies of a given prefix only stop repeats; its owner decides.
+                self.escaped.append((depth[id(node)], race.initials, race.agent))
+
+
+def alternative(node: _Node, bound: int | None) -> int | None:
+    """The next unexplored choice at ``node`` (the lowest agent or the next value), or ``None``."""
+    if isinstance(node, _ValueNode):
+        return node.chosen + 1 if node.chosen + 1 < node.options else None
+    if bound is None:
+        candidates = node.backtrack - set(node.done) - set(node.sleep)
+    else:
+        candidates = {
+            agent
+            for agent in node.runnable
+            if agent not in node.done and node.preemptions + node.preempts(agent) <= bound
+        }
+    return min(candidates) if candidates else None
+
+
+def add_backtrack(node: _AgentNode, initials: frozenset[int], agent: int) -> bool:
+    """Schedule a reversal of a race at ``node`` (source sets); whether the backtrack set grew."""
+    if initials & node.backtrack:
+        return False  # a reversal already starts here
+    startable = initials & set(node.runnable)
+    if agent in startable:
+        node.backtrack.add(agent)
+    elif startable:
+        node.backtrack.add(min(startable))
+    else:
+        node.backtrack.update(node.runnable)
+    return True

@@ -21,8 +21,9 @@ workers, waits a grace period, then terminates those still running.
 
 Strategies learn per worker: ``pct`` estimates the length of a run from the
 executions of its own worker. A trace records its choices, so it replays
-whatever the worker had learnt. Systematic strategies (``dfs``) are refused:
-each of their executions follows from all the ones before.
+whatever the worker had learnt. ``dfs``, whose executions each follow from
+the ones before, divides its tree among the workers instead
+(:mod:`dnsse.search.parallel_dfs`).
 """
 
 from __future__ import annotations
@@ -91,10 +92,10 @@ def run_parallel(
     ``if __name__ == "__main__":`` guard that spawned processes ask for.
     """
     if hasattr(strategy, "exhausted"):
-        raise BadInput(
-            f"the {strategy.name} strategy is a systematic search: each execution follows from all the ones "
-            "before, so it runs in one process. Drop --workers, or search in parallel with random, pct or pos"
-        )
+        # Imported here because the divided search is built on this module.
+        from dnsse.search.parallel_dfs import run_parallel_dfs
+
+        return run_parallel_dfs(config, on_bug, on_start, on_execution)
     campaign = Campaign(config, on_bug, feedback=wants_feedback(strategy))
     with campaign.framework.activate():
         campaign.prepare()
@@ -148,6 +149,7 @@ def _settings(config: CampaignConfig, target: LoadedTarget, worker: int, workers
             "strategy": config.strategy,
             "seed": config.seed,
             "pct_depth": config.pct_depth,
+            "preemption_bound": config.preemption_bound,
             "budget": config.budget,
             "limits": dataclasses.asdict(config.limits),
             "coverage": config.coverage,
@@ -324,9 +326,9 @@ def _work(settings_text: str, queue: Queue, stop: Event) -> None:
         send("done")
 
 
-def _run_share(settings: dict, stop: Event, send: Send) -> None:
-    worker, workers, deadline = settings["worker"], settings["workers"], settings["deadline"]
-    config = CampaignConfig(
+def config_from_settings(settings: dict) -> CampaignConfig:
+    """The campaign a worker runs, from the parent's JSON settings."""
+    return CampaignConfig(
         target=settings["target"],
         framework=settings["framework"],
         world_size=settings["world_size"],
@@ -335,6 +337,7 @@ def _run_share(settings: dict, stop: Event, send: Send) -> None:
         seed=settings["seed"],
         limits=Limits(**settings["limits"]),
         pct_depth=settings["pct_depth"],
+        preemption_bound=settings["preemption_bound"],
         coverage=settings["coverage"],
         specs=settings["specs"],
         spec_files=[Path(path) for path in settings["spec_files"]],
@@ -343,6 +346,11 @@ def _run_share(settings: dict, stop: Event, send: Send) -> None:
         inputs=settings["inputs"],
         advisor=model_settings_from_json(settings["advisor"]),
     )
+
+
+def _run_share(settings: dict, stop: Event, send: Send) -> None:
+    worker, workers, deadline = settings["worker"], settings["workers"], settings["deadline"]
+    config = config_from_settings(settings)
     strategy = make_strategy(
         config.strategy, config.seed, config.pct_depth, advisor=advisor_setup(config, worker, workers)
     )
@@ -371,13 +379,13 @@ def _run_share(settings: dict, stop: Event, send: Send) -> None:
                 elapsed_s=result.elapsed_s,
                 divergence=result.divergence,
                 inconclusive=result.inconclusive.to_json() if result.inconclusive is not None else None,
-                arcs=_new_arcs(campaign.recorder, reported),
+                arcs=new_arcs(campaign.recorder, reported),
                 notes=notes_of(strategy),
                 semantics=getattr(campaign.framework, "semantics", None),
             )
 
 
-def _new_arcs(recorder: ArcRecorder | None, reported: dict[str, set[Arc]]) -> dict[str, list[list[int]]]:
+def new_arcs(recorder: ArcRecorder | None, reported: dict[str, set[Arc]]) -> dict[str, list[list[int]]]:
     """The arcs recorded since the last report, as JSON lists; ``reported`` grows by them."""
     if recorder is None:
         return {}
