@@ -11,7 +11,7 @@ from typing import Iterator
 
 import pytest
 
-from dnsse.search.campaign import Campaign, CampaignConfig
+from dnsse.search.campaign import Campaign, CampaignConfig, run_campaign
 from dnsse.search.ray_cluster import _run_batch, _settings
 
 PROGRAMS = Path(__file__).parent / "programs"
@@ -79,3 +79,46 @@ def test_the_same_seed_finds_the_same_bug_on_one_or_two_ray_workers(cluster: str
         capture_output=True, text=True, timeout=300,
     )
     assert replayed.returncode == 1 and "reproduced" in replayed.stdout
+
+
+def test_dfs_tasks_divide_the_tree_and_explore_each_schedule_once() -> None:
+    """Tasks of a few executions each, their frontiers divided anew: the schedules of one process, once each."""
+    from dnsse.search.dfs_share import DfsShare
+    from dnsse.search.dfs_slice import Slice
+    from dnsse.search.ray_dfs import _run_dfs_slice
+
+    target = f"{PROGRAMS}/threads_counter.py:locked"
+    config = CampaignConfig(target=target, strategy="dfs")
+    settings = _settings(config, Campaign(config).target)
+    share = DfsShare(None)
+    choices = []
+    while True:
+        units = [unit for unit in (share.take(deepest=False) for _ in range(2)) if unit is not None]
+        if not units:
+            break
+        for unit in units:
+            answer = json.loads(_run_dfs_slice(settings, unit.prefix, 2))
+            choices += [json.dumps(report["choices"]) for report in answer["reports"]]
+            share.absorb(unit, Slice.from_json(answer["slice"]))
+    alone = run_campaign(CampaignConfig(target=target, strategy="dfs", budget=None))
+    assert alone.verified is not None
+    assert len(choices) == len(set(choices)) == alone.executions
+    assert share.summary().verified() is not None
+
+
+@pytest.mark.ray
+@pytest.mark.slow
+def test_dfs_on_two_ray_workers_exhausts_with_the_single_process_verdict(cluster: str, tmp_path: Path) -> None:
+    target = f"{PROGRAMS}/threads_counter.py:locked"
+    reports = {}
+    for where in (["--workers", "1"], ["--ray-address", cluster, "--workers", "2"]):
+        ran = subprocess.run(
+            [sys.executable, "-m", "dnsse.cli", "check", target, "--strategy", "dfs", *where,
+             "--out", str(tmp_path), "--json", str(tmp_path / "r.json"), "--quiet"],
+            capture_output=True, text=True, timeout=600, env={**os.environ, "RAY_AUTH_MODE": "disabled"},
+        )
+        assert ran.returncode == 0, ran.stdout + ran.stderr[-3000:]
+        reports[len(reports)] = json.loads((tmp_path / "r.json").read_text())
+    assert reports[1]["verified"] is not None
+    assert reports[1]["verified"]["covers"] == reports[0]["verified"]["covers"]
+    assert reports[1]["executions"] == reports[0]["executions"]

@@ -82,7 +82,8 @@ def run_parallel_dfs(
         with _sigint_ignored():
             for process in processes:
                 process.start()
-        executions = _coordinate(campaign, share, processes, queue, inboxes, on_execution)
+        per_worker = [0] * workers
+        executions = _coordinate(campaign, share, processes, queue, inboxes, on_execution, per_worker)
     finally:
         for inbox in inboxes:
             inbox.put(None)
@@ -93,7 +94,8 @@ def run_parallel_dfs(
         "dfs",
         executions,
         verified=summary.verified() if clean else None,
-        search={"workers": workers, "units": share.units},
+        # How evenly the tree was divided: the most executions one worker ran.
+        search={"workers": workers, "units": share.units, "busiest_worker_executions": max(per_worker)},
         unverified=summary.unverified() if clean else None,
     )
 
@@ -105,8 +107,12 @@ def _coordinate(
     queue: Queue,
     inboxes: list[Queue],
     on_execution: Callable[[int, ExecutionResult, ArcRecorder | None], None] | None,
+    per_worker: list[int],
 ) -> int:
-    """Hand out units until the tree is done, the budget is spent or a bug stops the search."""
+    """Hand out units until the tree is done, the budget is spent or a bug stops the search.
+
+    ``per_worker`` counts each worker's executions.
+    """
     config = campaign.config
     executions = 0
     granted: dict[int, int] = {}  # worker -> executions it may still run in its slice
@@ -138,6 +144,7 @@ def _coordinate(
             raise _worker_failure(worker, message)
         if kind == "execution":
             executions += 1
+            per_worker[worker] += 1
             granted[worker] -= 1
             result = result_from_report(message)
             merge_reported_arcs(campaign.recorder, message["arcs"])

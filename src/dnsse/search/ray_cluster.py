@@ -58,15 +58,15 @@ def run_on_ray(
     on_execution: Callable[[int, ExecutionResult, ArcRecorder | None], None] | None = None,
 ) -> CampaignResult:
     """The campaign of :func:`~dnsse.search.campaign.run_campaign`, its executions run as Ray tasks."""
-    if hasattr(strategy, "exhausted"):
-        raise BadInput(
-            f"the {strategy.name} strategy is a systematic search whose executions follow from all the ones "
-            "before; on a Ray cluster, search with random, pct or pos"
-        )
     try:
         import ray
     except ImportError:
         raise BadInput("--ray-address needs Ray installed in this environment (pip install ray)") from None
+    if hasattr(strategy, "exhausted"):
+        # Imported here because the divided search is built on this module.
+        from dnsse.search.ray_dfs import run_dfs_on_ray
+
+        return run_dfs_on_ray(ray, config, on_bug, on_start, on_execution)
     campaign = Campaign(config, on_bug, feedback=wants_feedback(strategy))
     with campaign.framework.activate():
         campaign.prepare()
@@ -153,6 +153,7 @@ def _settings(config: CampaignConfig, target: LoadedTarget) -> str:
             "strategy": config.strategy,
             "seed": config.seed,
             "pct_depth": config.pct_depth,
+            "preemption_bound": config.preemption_bound,
             "limits": dataclasses.asdict(config.limits),
             "coverage": config.coverage,
             "specs": list(config.specs),
@@ -167,8 +168,8 @@ def _settings(config: CampaignConfig, target: LoadedTarget) -> str:
 _loaded: dict[str, Campaign] = {}
 
 
-def _run_batch(settings_text: str, first: int, size: int) -> str:
-    """The body of a Ray task: executions ``first .. first+size-1``, as a JSON list of reports."""
+def campaign_for(settings_text: str) -> Campaign:
+    """The campaign of these settings, loaded once per worker process, with a fresh arc recorder."""
     campaign = _loaded.get(settings_text)
     if campaign is None:
         settings = json.loads(settings_text)
@@ -181,6 +182,7 @@ def _run_batch(settings_text: str, first: int, size: int) -> str:
                 seed=settings["seed"],
                 limits=Limits(**settings["limits"]),
                 pct_depth=settings["pct_depth"],
+                preemption_bound=settings["preemption_bound"],
                 coverage=settings["coverage"],
                 specs=settings["specs"],
                 spec_files=[Path(path) for path in settings["spec_files"]],
@@ -193,11 +195,39 @@ def _run_batch(settings_text: str, first: int, size: int) -> str:
             campaign.prepare()
         _loaded.clear()
         _loaded[settings_text] = campaign
-    config = campaign.config
     if campaign.recorder is not None:
-        campaign.recorder = ArcRecorder(campaign.target.source_files)  # each batch reports its own arcs
+        campaign.recorder = ArcRecorder(campaign.target.source_files)  # each task reports its own arcs
         if campaign.coverage_map is not None:
             campaign.coverage_map.recorder = campaign.recorder
+    return campaign
+
+
+def report_of(index: int, result: ExecutionResult, elapsed_s: float) -> dict:
+    """One execution as a task returns it (arcs go with a task's last report)."""
+    return {
+        "index": index,
+        "bug": result.bug.to_json() if result.bug is not None else None,
+        "choices": [choice.to_json() for choice in result.choices],
+        "inputs": {name: show_value(value) for name, value in result.inputs.items()},
+        "steps": result.steps,
+        "elapsed_s": elapsed_s,
+        "divergence": result.divergence,
+        "inconclusive": result.inconclusive.to_json() if result.inconclusive is not None else None,
+        "arcs": {},
+    }
+
+
+def arcs_of(campaign: Campaign) -> dict[str, list[list[int]]]:
+    """Every arc the task's recorder saw, as JSON lists."""
+    if campaign.recorder is None:
+        return {}
+    return {path: [list(arc) for arc in sorted(arcs)] for path, arcs in campaign.recorder.arcs.items()}
+
+
+def _run_batch(settings_text: str, first: int, size: int) -> str:
+    """The body of a Ray task: executions ``first .. first+size-1``, as a JSON list of reports."""
+    campaign = campaign_for(settings_text)
+    config = campaign.config
     strategy = make_strategy(config.strategy, config.seed, config.pct_depth)
     reports = []
     with campaign.framework.activate():
@@ -205,19 +235,7 @@ def _run_batch(settings_text: str, first: int, size: int) -> str:
             started = time.perf_counter()
             result = campaign.execute(strategy.chooser_for(index))
             strategy.observe(result)
-            reports.append(
-                {
-                    "index": index,
-                    "bug": result.bug.to_json() if result.bug is not None else None,
-                    "choices": [choice.to_json() for choice in result.choices],
-                    "inputs": {name: show_value(value) for name, value in result.inputs.items()},
-                    "steps": result.steps,
-                    "elapsed_s": time.perf_counter() - started,
-                    "divergence": result.divergence,
-                    "inconclusive": result.inconclusive.to_json() if result.inconclusive is not None else None,
-                    "arcs": {},
-                }
-            )
-    if campaign.recorder is not None and reports:
-        reports[-1]["arcs"] = {path: [list(arc) for arc in sorted(arcs)] for path, arcs in campaign.recorder.arcs.items()}
+            reports.append(report_of(index, result, time.perf_counter() - started))
+    if reports:
+        reports[-1]["arcs"] = arcs_of(campaign)
     return json.dumps(reports)

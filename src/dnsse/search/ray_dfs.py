@@ -1,0 +1,112 @@
+"""``dfs`` with ``--ray-address``: Ray tasks explore disjoint subtrees (DESIGN §7).
+
+The driver holds the shared part of the tree
+(:class:`~dnsse.search.dfs_share.DfsShare`) and keeps ``workers`` tasks in
+flight, each a slice of at most ``SLICE`` executions below one unit's prefix
+(:func:`~dnsse.search.dfs_slice.run_slice`). A task cannot be asked to yield
+as a local worker can, so slices are short: every task hands its frontier
+back, and the driver divides it again among the next tasks. A task returns
+its executions' reports and its slice as one JSON string; the driver
+records bugs as :mod:`dnsse.search.ray_cluster` does.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Callable
+
+from dnsse.coverage.arcs import ArcRecorder
+from dnsse.engine.runner import ExecutionResult
+from dnsse.engine.target import LoadedTarget
+from dnsse.frameworks.base import Framework
+from dnsse.search.campaign import Campaign, CampaignConfig, CampaignResult, FoundBug
+from dnsse.search.dfs import DfsStrategy
+from dnsse.search.dfs_share import DfsShare, Unit
+from dnsse.search.dfs_slice import Slice, SliceLimits, run_slice
+from dnsse.search.parallel import merge_reported_arcs, result_from_report
+from dnsse.search.ray_cluster import _connect, _settings, arcs_of, campaign_for, report_of
+
+# Executions per task: a few, since a task's frontier can only be divided once it returns.
+SLICE = 8
+
+
+def run_dfs_on_ray(
+    ray: object,
+    config: CampaignConfig,
+    on_bug: Callable[[FoundBug], None] | None = None,
+    on_start: Callable[[LoadedTarget, Framework], None] | None = None,
+    on_execution: Callable[[int, ExecutionResult, ArcRecorder | None], None] | None = None,
+) -> CampaignResult:
+    """The ``dfs`` campaign of :func:`~dnsse.search.campaign.run_campaign`, its subtrees run as Ray tasks."""
+    campaign = Campaign(config, on_bug)
+    with campaign.framework.activate():
+        campaign.prepare()
+    workers = _connect(ray, config)
+    if on_start is not None:
+        on_start(campaign.target, campaign.framework)
+    task = ray.remote(num_cpus=1)(_run_dfs_slice)  # type: ignore[attr-defined]
+    settings = _settings(config, campaign.target)
+    share = DfsShare(config.preemption_bound)
+    flying: dict[object, tuple[Unit, int]] = {}  # task ref -> its unit and executions granted
+    executions = 0
+    carry_on = False  # right after a slice came back, one task carries on deepest, near where it was
+    try:
+        while True:
+            stopped = campaign.out_of_time() or (bool(campaign.found) and not config.keep_going)
+            while not stopped and len(flying) < workers:
+                left = None if config.budget is None else config.budget - executions - sum(n for _, n in flying.values())
+                if left is not None and left <= 0:
+                    break
+                unit = share.take(deepest=carry_on)
+                if unit is None:
+                    break
+                carry_on = False
+                size = SLICE if left is None else min(SLICE, left)
+                flying[task.remote(settings, unit.prefix, size)] = (unit, size)
+            if not flying:
+                break
+            ready, _ = ray.wait(list(flying), num_returns=1)  # type: ignore[attr-defined]
+            unit, _ = flying.pop(ready[0])
+            answer = json.loads(ray.get(ready[0]))  # type: ignore[attr-defined]
+            for report in answer["reports"]:
+                executions += 1
+                result = result_from_report(report)
+                merge_reported_arcs(campaign.recorder, report["arcs"])
+                if on_execution is not None:
+                    on_execution(executions, result, campaign.recorder)
+                if result.bug is not None and (config.keep_going or not campaign.found):
+                    with campaign.framework.activate():
+                        campaign.record(result, executions)
+            share.absorb(unit, Slice.from_json(answer["slice"]))
+            carry_on = True
+    finally:
+        for ref in flying:
+            ray.cancel(ref)  # type: ignore[attr-defined]
+    summary = share.summary()
+    clean = summary.exhausted and not campaign.found
+    return campaign.result(
+        "dfs",
+        executions,
+        verified=summary.verified() if clean else None,
+        search={"workers": workers, "units": share.units},
+        unverified=summary.unverified() if clean else None,
+    )
+
+
+def _run_dfs_slice(settings_text: str, prefix: list[dict], size: int) -> str:
+    """The body of a Ray task: up to ``size`` executions below ``prefix``; reports and slice as JSON."""
+    campaign = campaign_for(settings_text)
+    reports: list[dict] = []
+
+    def execute(search: DfsStrategy, number: int) -> ExecutionResult:
+        started = time.perf_counter()
+        result = campaign.execute(search.chooser_for(number))
+        reports.append(report_of(number, result, time.perf_counter() - started))
+        return result
+
+    with campaign.framework.activate():
+        done = run_slice(campaign.config.preemption_bound, prefix, SliceLimits(size), execute)
+    if reports:
+        reports[-1]["arcs"] = arcs_of(campaign)
+    return json.dumps({"reports": reports, "slice": done.to_json()})
