@@ -8,7 +8,10 @@ model becomes input choices in the run's own choice sequence, whose
 schedule is kept, and the next executions run those plans. A plan
 *confirms* when its run really takes the branch it was solved for; an
 unconfirmed model (real arithmetic where the program computed in floating
-point, a path that changed under a different schedule) is counted. When no
+point, a path that changed under a different schedule) is counted, and its
+query is asked again in IEEE floating point (:mod:`dnsse.symbolic.floating`),
+as is a query with no real solution over real-valued inputs: rounding makes
+``x + 1e16 == x`` true and a float16 overflow start at 65520. When no
 plan is waiting, an entry of the corpus, or the defaults at the start, is
 run again concolically to find new conditions.
 """
@@ -19,6 +22,8 @@ import random
 from collections import deque
 from dataclasses import dataclass
 
+import z3
+
 from dnsse.engine.choices import Choice, ChoiceKind, Chooser
 from dnsse.engine.inputs import InputSlot
 from dnsse.search.corpus import Corpus, EngineStats, admit
@@ -27,7 +32,8 @@ from dnsse.search.mutations import input_positions
 from dnsse.search.random_walk import RandomChooser
 from dnsse.search.strategy import execution_seed
 from dnsse.symbolic.concolic import Concolic, bounds, variable_name
-from dnsse.symbolic.solve import Query, solve
+from dnsse.symbolic.floating import Unsupported, solve_fp
+from dnsse.symbolic.solve import QUERY_TIMEOUT_MS, Query, solve
 from dnsse.symbolic.values import Condition
 
 # Queries one execution may trigger, and tries per branch side before giving up on it.
@@ -38,9 +44,23 @@ Side = tuple[tuple[str, int, int], bool]
 
 
 @dataclass
+class Ask:
+    """One query and what turns its model into a plan: the run it came from and its input positions."""
+
+    query: Query
+    constraints: list
+    rounding: dict
+    base: list[Choice]
+    by_name: dict[str, tuple[int, InputSlot]]
+    other: Side
+
+
+@dataclass
 class Plan:
     choices: list[Choice]
     expect: Side
+    # The query it was solved from, to ask again in floating point if it does not confirm (None once it was).
+    ask: Ask | None = None
 
 
 class DefaultInputs:
@@ -65,7 +85,8 @@ class SymbolicStrategy:
         self._execution = 0
         self.corpus = corpus if corpus is not None else Corpus()
         self.admits = admits
-        self.stats = EngineStats(extra={"queries": 0, "solved": 0, "confirmed": 0, "unconfirmed": 0, "concretised": 0})
+        self.stats = EngineStats(extra={"queries": 0, "solved": 0, "confirmed": 0, "unconfirmed": 0, "concretised": 0,
+                                        "fp_queries": 0, "fp_solved": 0, "fp_unsupported": 0})
         self.plans: deque[Plan] = deque()
         self.taken: set[Side] = set()
         self.tries: dict[Side, int] = {}
@@ -102,7 +123,10 @@ class SymbolicStrategy:
         self.stats.extra["concretised"] += log.concretised
         sides = {(c.site, c.taken) for c in log.conditions}
         if self._current is not None:
-            self.stats.extra["confirmed" if self._current.expect in sides else "unconfirmed"] += 1
+            confirmed = self._current.expect in sides
+            self.stats.extra["confirmed" if confirmed else "unconfirmed"] += 1
+            if not confirmed and self._current.ask is not None:
+                self._ask_fp(self._current.ask, first=True)
         self.taken |= sides
         if result.divergence is None:
             self._plan_from(result, log.conditions)
@@ -120,6 +144,7 @@ class SymbolicStrategy:
             for position, slot in zip(positions, self._slots)
         }
         asked = 0
+        rounding = dict(self._concolic.log.rounding) if self._concolic is not None else {}
         for k, condition in enumerate(conditions):
             other: Side = (condition.site, not condition.taken)
             if other in self.taken or self.tries.get(other, 0) >= TRIES_PER_BRANCH:
@@ -129,16 +154,55 @@ class SymbolicStrategy:
             asked += 1
             self.tries[other] = self.tries.get(other, 0) + 1
             self.stats.extra["queries"] += 1
-            model = solve(Query(conditions[:k], condition), constraints)
+            ask = Ask(Query(conditions[:k], condition), constraints, rounding, list(result.choices), by_name, other)
+            model = solve(ask.query, constraints)
             if model is None:
+                if _has_real(condition.expr):
+                    self._ask_fp(ask, first=False)
                 continue
-            plan = list(result.choices)
-            for name, value in model.items():
-                if name not in by_name:
-                    continue
-                position, slot = by_name[name]
-                index = slot.domain.index_of(value)
-                if index is not None:
-                    plan[position] = Choice(ChoiceKind.INPUT, plan[position].options, index[0])
             self.stats.extra["solved"] += 1
-            self.plans.append(Plan(plan, other))
+            self.plans.append(Plan(_planned(ask, model), other, ask))
+
+    def _ask_fp(self, ask: Ask, first: bool) -> None:
+        """The query again in floating point; its plan runs next (``first``) or in turn."""
+        self.stats.extra["fp_queries"] += 1
+        query = ask.query
+        target = z3.Not(query.target.expr) if query.target.taken else query.target.expr
+        prefix = [c.expr if c.taken else z3.Not(c.expr) for c in query.prefix]
+        try:
+            model = solve_fp(prefix + [target], ask.constraints, ask.rounding, QUERY_TIMEOUT_MS)
+        except Unsupported:
+            self.stats.extra["fp_unsupported"] += 1
+            return
+        if model is None:
+            return
+        self.stats.extra["fp_solved"] += 1
+        plan = Plan(_planned(ask, model), ask.other)
+        if first:
+            self.plans.appendleft(plan)
+        else:
+            self.plans.append(plan)
+
+
+def _planned(ask: Ask, model: dict[str, int | float]) -> list[Choice]:
+    """The run ``ask`` came from with the model's input values in place of its own."""
+    plan = list(ask.base)
+    for name, value in model.items():
+        if name not in ask.by_name:
+            continue
+        position, slot = ask.by_name[name]
+        index = slot.domain.index_of(value)
+        if index is not None:
+            plan[position] = Choice(ChoiceKind.INPUT, plan[position].options, index[0])
+    return plan
+
+
+def _has_real(expr: object) -> bool:
+    """Whether a real-valued term occurs in ``expr`` (only those round)."""
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        if z3.is_real(node):
+            return True
+        stack.extend(node.children())  # type: ignore[attr-defined]
+    return False

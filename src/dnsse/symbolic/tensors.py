@@ -65,6 +65,10 @@ _UNARY: dict[str, Callable[[Any], Any]] = {
 }
 
 
+# Float dtypes narrower than a Python float: results in them round (see dnsse.symbolic.floating).
+_NARROW = {torch.float32: "float32", torch.float16: "float16", torch.bfloat16: "bfloat16"}
+
+
 class SymTensor(torch.Tensor):
     """A tensor with one z3 expression per element (``sym``), flattened in row-major order."""
 
@@ -75,6 +79,12 @@ class SymTensor(torch.Tensor):
     def wrap(plain: torch.Tensor, sym: list[Any], log: PathLog) -> torch.Tensor:
         if plain.numel() != len(sym) or plain.numel() > MAX_ELEMENTS:
             return plain
+        narrow = _NARROW.get(plain.dtype)
+        if narrow is not None:
+            for expr in sym:
+                # An input itself (a variable) keeps its value; what is computed from it is rounded.
+                if expr is not None and not z3.is_bool(expr) and not z3.is_const(expr):
+                    log.rounding[expr.get_id()] = (expr, narrow)
         tensor = plain.as_subclass(SymTensor)
         tensor.sym, tensor.log = sym, log
         return tensor

@@ -55,6 +55,10 @@ class PathLog:
     # Constants of the code objects that compared (the source dictionary).
     constants: set[float] = field(default_factory=set)
     concretised: int = 0
+    # Expressions computed in a narrower float dtype than Python's (a float16
+    # tensor's product), by z3 AST id: the expression (kept alive, so that
+    # its id is not reused) and the dtype's name.
+    rounding: dict[int, tuple[Any, str]] = field(default_factory=dict)
     _codes: set = field(default_factory=set)
 
     def record(self, expr: Any, taken: bool, other: object) -> None:
@@ -64,7 +68,8 @@ class PathLog:
         site = (frame.f_code.co_filename, frame.f_lineno, frame.f_lasti) if frame is not None else ("?", 0, 0)
         if expr is not None:
             simplified = z3.simplify(expr)
-            if not (z3.is_true(simplified) or z3.is_false(simplified)):
+            # Decided in real arithmetic is not decided in floating point (x + 1e16 == x).
+            if not (z3.is_true(simplified) or z3.is_false(simplified)) or _has_real(expr):
                 self.conditions.append(Condition(expr, taken, site))
         if isinstance(other, (int, float)) and not isinstance(other, bool) and math.isfinite(other):
             self.operands.add(float(other))
@@ -74,6 +79,16 @@ class PathLog:
                 float(c) for c in frame.f_code.co_consts
                 if isinstance(c, (int, float)) and not isinstance(c, bool) and math.isfinite(c)
             )
+
+
+def _has_real(expr: Any) -> bool:
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        if z3.is_real(node):
+            return True
+        stack.extend(node.children())
+    return False
 
 
 def expression_of(value: object) -> Any:

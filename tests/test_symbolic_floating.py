@@ -1,0 +1,76 @@
+"""symbolic asks IEEE floating point where real arithmetic is not the program's."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import z3
+
+from dnsse.search.campaign import CampaignConfig, CampaignResult, run_campaign
+from dnsse.symbolic.floating import Unsupported, solve_fp
+from tests.helpers import PROGRAMS
+
+
+def symbolic(target: str, tmp_path: Path, budget: int = 10) -> CampaignResult:
+    return run_campaign(
+        CampaignConfig(
+            target=str(PROGRAMS / target), strategy="symbolic", budget=budget, out=tmp_path, minimize=False
+        )
+    )
+
+
+def test_an_absorbed_addend_has_no_real_solution_and_a_double_one(tmp_path: Path) -> None:
+    result = symbolic("floating_inputs.py:absorbed", tmp_path)
+    assert [bug.bug.message for bug in result.bugs][0].startswith("AssertionError: 1e16 vanished")
+    counts = result.engines["symbolic"]
+    assert counts["solved"] == 0 and counts["fp_solved"] >= 1 and counts["confirmed"] >= 1
+    x = float(result.bugs[0].inputs["x"])
+    assert x + 1e16 == x and abs(x) <= 1e40
+
+
+def test_a_float16_cast_differs_from_its_input_only_in_floating_point(tmp_path: Path) -> None:
+    result = symbolic("floating_inputs.py:half_cast", tmp_path)
+    assert result.bugs and "float16 rounded" in result.bugs[0].bug.message
+    assert result.engines["symbolic"]["fp_solved"] >= 1
+
+
+def test_an_unconfirmed_real_model_of_a_float16_overflow_is_solved_again_in_float16(tmp_path: Path) -> None:
+    result = symbolic("floating_inputs.py:half_overflow", tmp_path)
+    assert result.bugs and "became inf" in result.bugs[0].bug.message
+    counts = result.engines["symbolic"]
+    assert counts["unconfirmed"] >= 1 and counts["fp_queries"] >= 1 and counts["fp_solved"] >= 1
+    assert float(result.bugs[0].inputs["a"]) >= 65520.0
+
+
+def test_the_json_report_counts_floating_point_queries(tmp_path: Path) -> None:
+    report = tmp_path / "r.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "dnsse.cli", "check", f"{PROGRAMS}/floating_inputs.py:absorbed", "--strategy",
+         "symbolic", "--budget", "10", "--out", str(tmp_path), "--json", str(report)],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    counts = json.loads(report.read_text())["engines"]["symbolic"]
+    assert counts["queries"] >= 1 and counts["fp_queries"] >= 1 and counts["fp_solved"] >= 1
+
+
+def test_a_model_in_floating_point_holds_when_python_computes_it() -> None:
+    x, y = z3.Real("x"), z3.Real("y")
+    model = solve_fp([x + 1e16 == x, y * 3 == 1, x > 0], [x <= 1e40, y >= 0], {}, 5000)
+    assert model is not None
+    assert model["x"] + 1e16 == model["x"] and model["y"] * 3 == 1
+
+
+def test_a_query_with_no_floating_point_solution_gives_none() -> None:
+    x = z3.Real("x")
+    assert solve_fp([x + 1 == x], [x >= 0, x <= 10], {}, 5000) is None
+
+
+def test_integer_modulo_is_unsupported_in_floating_point() -> None:
+    n = z3.Int("n")
+    with pytest.raises(Unsupported):
+        solve_fp([n % 7 == 3], [], {}, 1000)
