@@ -122,17 +122,15 @@ def _coordinate(
     returned: set[int] = set()  # idle workers whose slice just ended: they carry on deepest
     running = set(range(len(processes)))
     dead_since: dict[int, float] = {}
-    stopping = False
     while True:
         if campaign.out_of_time() or (campaign.found and not config.keep_going):
-            stopping = True
-        if not stopping:
-            _hand_out(share, idle, returned, units, granted, inboxes, config.budget, executions)
-            if idle and units and not share.pending():
-                _ask_to_yield(units, asked, inboxes)
+            return executions  # the caller stops the workers; what they still run is not counted
+        _hand_out(share, idle, returned, units, granted, inboxes, config.budget, executions)
+        if idle and units and not share.pending():
+            _ask_to_yield(units, asked, inboxes)
         if not units:
-            # Nothing in flight and nothing handed out: done, stopped, out of budget (or, were
-            # a branch ever left waiting for a footprint nobody will send, stuck: stop rather than hang).
+            # Nothing in flight and nothing handed out: done or out of budget (or, were a branch
+            # ever left waiting for a footprint nobody will send, stuck: stop rather than hang).
             return executions
         try:
             message = json.loads(queue.get(timeout=POLL_S))
