@@ -148,7 +148,11 @@ def _coordinate(
             merge_reported_arcs(campaign.recorder, message["arcs"])
             if on_execution is not None:
                 on_execution(executions, result, campaign.recorder)
-            if result.bug is not None and (config.keep_going or not campaign.found):
+            if result.inconclusive is not None:
+                campaign.record(result, executions)
+                if not config.keep_going:
+                    return executions  # like a bug: the next executions would likely hang too
+            elif result.bug is not None and (config.keep_going or not campaign.found):
                 with campaign.framework.activate():
                     campaign.record(result, executions)
         elif kind == "footprint":
@@ -267,6 +271,7 @@ def _explore(settings: dict, queue: Queue, inbox: Queue, stop, send: Callable[..
                     steps=result.steps,
                     elapsed_s=result.elapsed_s,
                     divergence=result.divergence,
+                    inconclusive=result.inconclusive.to_json() if result.inconclusive is not None else None,
                     arcs=new_arcs(campaign.recorder, reported),
                 )
                 return result

@@ -51,9 +51,10 @@ def run_dfs_on_ray(
     flying: dict[object, tuple[Unit, int]] = {}  # task ref -> its unit and executions granted
     executions = 0
     carry_on = False  # right after a slice came back, one task carries on deepest, near where it was
+    stopped = False
     try:
         while True:
-            stopped = campaign.out_of_time() or (bool(campaign.found) and not config.keep_going)
+            stopped = stopped or campaign.out_of_time() or (bool(campaign.found) and not config.keep_going)
             while not stopped and len(flying) < workers:
                 left = None if config.budget is None else config.budget - executions - sum(n for _, n in flying.values())
                 if left is not None and left <= 0:
@@ -64,8 +65,8 @@ def run_dfs_on_ray(
                 carry_on = False
                 size = SLICE if left is None else min(SLICE, left)
                 flying[task.remote(settings, unit.prefix, size)] = (unit, size)
-            if not flying:
-                break
+            if not flying or stopped:
+                break  # tasks still in flight are cancelled: their executions are not counted
             ready, _ = ray.wait(list(flying), num_returns=1)  # type: ignore[attr-defined]
             unit, _ = flying.pop(ready[0])
             answer = json.loads(ray.get(ready[0]))  # type: ignore[attr-defined]
@@ -75,7 +76,10 @@ def run_dfs_on_ray(
                 merge_reported_arcs(campaign.recorder, report["arcs"])
                 if on_execution is not None:
                     on_execution(executions, result, campaign.recorder)
-                if result.bug is not None and (config.keep_going or not campaign.found):
+                if result.inconclusive is not None:
+                    campaign.record(result, executions)
+                    stopped = stopped or not config.keep_going  # like a bug: the next would likely hang too
+                elif result.bug is not None and (config.keep_going or not campaign.found):
                     with campaign.framework.activate():
                         campaign.record(result, executions)
             share.absorb(unit, Slice.from_json(answer["slice"]))
