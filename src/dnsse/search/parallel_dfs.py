@@ -146,6 +146,9 @@ def _coordinate(
             granted[worker] -= 1
             result = result_from_report(message)
             merge_reported_arcs(campaign.recorder, message["arcs"])
+            adopt = getattr(campaign.framework, "adopt_semantics", None)
+            if adopt is not None:
+                adopt(message["semantics"])  # the backend semantics the workers' runs chose
             if on_execution is not None:
                 on_execution(executions, result, campaign.recorder)
             if result.inconclusive is not None:
@@ -273,6 +276,7 @@ def _explore(settings: dict, queue: Queue, inbox: Queue, stop, send: Callable[..
                     divergence=result.divergence,
                     inconclusive=result.inconclusive.to_json() if result.inconclusive is not None else None,
                     arcs=new_arcs(campaign.recorder, reported),
+                    semantics=getattr(campaign.framework, "semantics", None),
                 )
                 return result
 
