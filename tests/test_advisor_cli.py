@@ -103,6 +103,15 @@ def test_the_offline_advisor_finds_the_window_sooner_than_random(tmp_path: Path,
     assert "advisor offline:" in result.stdout and "useful" in result.stdout
 
 
+def test_hybrid_runs_the_advisor_as_one_of_its_engines(tmp_path: Path) -> None:
+    result, report = check(tmp_path, "hybrid", strategy="hybrid")
+    assert result.returncode == 1
+    assert set(report["engines"]) == {"symbolic", "fuzz", "pct", "advisor"}
+    assert sum(engine["executions"] for engine in report["engines"].values()) == report["executions"]
+    assert report["advisor"]["offline"]["tried"] == report["engines"]["advisor"]["executions"]
+    assert "  advisor: " in result.stdout and "advisor offline:" in result.stdout
+
+
 def test_a_model_naming_the_right_order_finds_the_bug_sooner_than_random_and_replays_from_its_cache(
     server: FakeOpenAI, tmp_path: Path, random_executions: int
 ) -> None:

@@ -27,6 +27,7 @@ class AdvisorStats:
     discard_reasons: list[str] = field(default_factory=list)  # the first refusals, word for word
     discarded_by_reason: Counter = field(default_factory=Counter)  # every refusal, by kind
     tried: int = 0  # hints the search ran an execution for
+    solved: int = 0  # ordering hints the schedule solver turned into an order of a recent run's steps
     useful: int = 0  # hints whose execution found new behaviour or a bug
     gave_up: str | None = None  # why the advisor stopped asking, if it did
 

@@ -4,7 +4,9 @@ An ordering hint is a sequence of operations. When the schedule solver
 could turn the hint into an order of the steps of an earlier run (see
 :mod:`dnsse.search.schedules`), the chooser follows that order of agents for
 as long as the planned agent can run. Where there is no such order, or once
-the run leaves it, the hint acts as priorities: the chooser keeps the index of
+the run leaves it, the hint acts as priorities (the run's other choices,
+its input values among them, are replayed too, as the steps exist under
+them): the chooser keeps the index of
 the first operation of the sequence that has not run yet; an agent whose
 pending operation matches a *later* operation of the sequence drops below
 every other runnable agent, and an agent about to perform the awaited
@@ -33,6 +35,7 @@ class GuidedChooser:
         ordering: OrderingHint | None = None,
         input_plan: Sequence[int | None] = (),
         schedule: Sequence[int] = (),
+        values: Sequence[tuple[str, int]] = (),
     ) -> None:
         self.rng = random.Random(seed)
         self.ordering = ordering
@@ -42,6 +45,9 @@ class GuidedChooser:
         self._inputs_asked = 0
         self._schedule = list(schedule)  # agent ids, one per step, from the solver
         self._followed = 0  # steps of the schedule that ran as planned
+        # The other choices (inputs, seeds, message matches, faults) of the run the schedule orders:
+        # its steps exist only under the same values.
+        self._values = list(values)
 
     @property
     def hint_held(self) -> bool:
@@ -68,6 +74,11 @@ class GuidedChooser:
         return index
 
     def next_value(self, kind: str, options: int) -> int:
+        if self._values:
+            planned_kind, planned = self._values.pop(0)
+            if planned_kind == kind and planned < options:
+                return planned
+            self._values = []
         if kind == ChoiceKind.INPUT and self._inputs_asked < len(self._input_plan):
             planned = self._input_plan[self._inputs_asked]
             self._inputs_asked += 1

@@ -1,4 +1,4 @@
-"""``hybrid``, the default: fuzz, symbolic and pct share one budget and one corpus.
+"""``hybrid``, the default: fuzz, symbolic, pct and the advisor share one budget and one corpus.
 
 Every execution goes to one engine, picked by a discounted upper-confidence
 bandit (D-UCB, Garivier and Moulines 2011): an engine's value is the
@@ -7,7 +7,8 @@ coverage and bugs its recent executions found, older results fading by
 an engine is not played. So executions flow to whichever engine found
 something recently, and an engine that dried up is still tried now and
 then. ``symbolic`` holding solved, unrun plans counts as a promise, since a
-solved plan is a branch nobody has taken.
+solved plan is a branch nobody has taken. The advisor (see
+:mod:`dnsse.search.llm`) draws its hints from every execution, whoever ran it.
 
 Every execution, whoever ran it, joins the shared corpus when it added
 coverage: fuzz mutates what pct and symbolic found, and symbolic solves
@@ -23,6 +24,7 @@ import random
 from dnsse.engine.choices import Chooser
 from dnsse.search.corpus import Corpus, EngineStats, admit
 from dnsse.search.fuzz import FuzzStrategy
+from dnsse.search.llm import AdvisorSetup, LlmStrategy
 from dnsse.search.pct import PctStrategy
 from dnsse.search.strategy import Strategy, execution_seed, notes_of
 from dnsse.search.symbolic import SymbolicStrategy
@@ -37,7 +39,7 @@ class HybridStrategy:
     name = "hybrid"
     wants_feedback = True
 
-    def __init__(self, seed: int, pct_depth: int = 3) -> None:
+    def __init__(self, seed: int, pct_depth: int = 3, advisor: AdvisorSetup | None = None) -> None:
         self.seed = seed
         self._execution = 0
         self.corpus = Corpus()
@@ -47,6 +49,8 @@ class HybridStrategy:
             "fuzz": FuzzStrategy(seed + 2, self.corpus, admits=False),
             "pct": PctStrategy(seed + 3, depth=pct_depth),
         }
+        self.advisor = LlmStrategy(seed + 4, advisor if advisor is not None else AdvisorSetup())
+        self.engines["advisor"] = self.advisor
         self.stats = {name: EngineStats() for name in self.engines}
         self._reward = {name: 0.0 for name in self.engines}
         self._plays = {name: 0.0 for name in self.engines}
@@ -59,11 +63,16 @@ class HybridStrategy:
         return self.engines[self._last].chooser_for(execution)
 
     def select(self, rng: random.Random) -> str:
-        """The engine with the highest discounted upper confidence bound (each is played once first)."""
-        for name in self.engines:
+        """The engine with the highest discounted upper confidence bound (each is played once first).
+
+        The advisor plays only while it has untried hints: without one its
+        execution would be a random one, which pct and fuzz do better.
+        """
+        engines = [name for name in self.engines if name != "advisor" or self.advisor.has_hints]
+        for name in engines:
             if self.stats[name].executions == 0:
                 return name
-        total = sum(self._plays.values())
+        total = sum(self._plays[name] for name in engines)
 
         def bound(name: str) -> float:
             plays = self._plays[name]
@@ -71,13 +80,16 @@ class HybridStrategy:
             bonus = PLANS_BONUS if name == "symbolic" and self.symbolic.has_plans else 0.0
             return mean + bonus + EXPLORATION * math.sqrt(math.log(max(total, 1.0)) / max(plays, 1e-9))
 
-        best = max(bound(name) for name in self.engines)
-        return rng.choice([name for name in self.engines if bound(name) >= best - 1e-12])
+        best = max(bound(name) for name in engines)
+        return rng.choice([name for name in engines if bound(name) >= best - 1e-12])
 
     def observe(self, result) -> None:  # type: ignore[no-untyped-def]
         name = self._last
         assert name is not None, "observe() follows chooser_for()"
         self.engines[name].observe(result)
+        if name != "advisor":
+            self.advisor.learn(result)
+        self.advisor.take_advice()
         stats = self.stats[name]
         bugs_before = stats.bugs
         stats.count(result, self._execution)
@@ -97,6 +109,16 @@ class HybridStrategy:
         report = {name: stats.as_json() for name, stats in self.stats.items()}
         report["symbolic"].update(self.symbolic.stats.extra)
         return report
+
+    @property
+    def monitors(self) -> list:
+        return self.advisor.monitors
+
+    def advisor_report(self) -> dict[str, dict]:
+        return self.advisor.advisor_report()
+
+    def close(self) -> None:
+        self.advisor.close()
 
     def notes(self) -> dict[str, int]:
         """The notes of the engines that keep some (pct: spinning it caught)."""

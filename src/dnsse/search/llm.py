@@ -18,9 +18,10 @@ from __future__ import annotations
 import heapq
 import itertools
 import sys
+from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable
 
 from dnsse.advisor.hints import Hint, InputHint, OrderingHint
 from dnsse.advisor.ledger import Ledger
@@ -29,6 +30,7 @@ from dnsse.advisor.offline import OfflineAdvisor
 from dnsse.advisor.stats import AdvisorStats
 from dnsse.advisor.steps import StepLog
 from dnsse.advisor.summary import InputSpec, RunSummary, Step, code_lines
+from dnsse.engine.choices import ChoiceKind
 from dnsse.engine.operation import Operation
 from dnsse.search.guided import GuidedChooser
 from dnsse.search.schedules import Constraint, Schedule, schedule_for
@@ -50,14 +52,19 @@ class AdvisorSetup:
     on_notice: Callable[[str], None] = _tell
 
 
+# Recent executions kept for the solver: a hint is ordered in the latest one that performed its steps.
+RECENT_RUNS = 8
+
+
 @dataclass
-class _LastRun:
-    """The steps of the latest execution, for the solver: its history, and where the named steps lie in it."""
+class _Run:
+    """One execution, for the solver: its history, where the named steps lie in it, its other choices."""
 
     history: list[tuple[int, Operation]]
     created_at: list[int]
     steps: list[Step]
     positions: list[int]
+    values: list[tuple[str, int]]
 
 
 class LlmStrategy:
@@ -80,9 +87,8 @@ class LlmStrategy:
         self._queue: list[tuple[float, int, Hint]] = []
         self._order = itertools.count()
         self._slots: list = []
-        self._last: _LastRun | None = None
+        self._recent: deque[_Run] = deque(maxlen=RECENT_RUNS)
         self._current: tuple[GuidedChooser, Hint | None] | None = None
-        self.solved = 0  # ordering hints the solver turned into a schedule
 
     @property
     def monitors(self) -> list[StepLog]:
@@ -116,9 +122,14 @@ class LlmStrategy:
         heapq.heapify(self._queue)
         return heapq.heappop(self._queue)[2]
 
+    @property
+    def has_hints(self) -> bool:
+        return bool(self._queue)
+
     def chooser_with(self, hint: Hint | None, seed: int) -> GuidedChooser:
         if isinstance(hint, OrderingHint):
-            chooser = GuidedChooser(seed, ordering=hint, schedule=self._solved(hint))
+            schedule, values = self._solved(hint)
+            chooser = GuidedChooser(seed, ordering=hint, schedule=schedule, values=values)
         elif isinstance(hint, InputHint):
             chooser = GuidedChooser(seed, input_plan=self._input_plan(hint))
         else:
@@ -142,7 +153,10 @@ class LlmStrategy:
     def learn(self, result) -> None:  # type: ignore[no-untyped-def]
         """Add an execution to the summary, whoever chose its schedule (hybrid: another engine)."""
         self._learn_inputs(result)
-        self._last = _LastRun(list(result.history), list(result.created_at), self.log.steps, self.log.positions)
+        values = [(choice.kind, choice.index) for choice in result.choices if choice.kind != ChoiceKind.AGENT]
+        self._recent.append(
+            _Run(list(result.history), list(result.created_at), self.log.steps, self.log.positions, values)
+        )
         bug = result.bug.render().splitlines()[0] if result.bug is not None else None
         self.summary.observe(self.log.steps, bug)
 
@@ -150,30 +164,21 @@ class LlmStrategy:
         if self.model is not None:
             self.model.close()
 
-    def _solved(self, hint: OrderingHint) -> list[int]:
-        """The solver's order of the last run's steps that meets ``hint``; empty when it has none."""
-        last = self._last
-        if last is None:
-            return []
-        positions = []
-        for ref in hint.sequence:
-            matching = [
-                position
-                for step, position in zip(last.steps, last.positions)
-                if ref.matches(step.agent, step.kind, step.location)
-            ]
-            nth = (ref.occurrence or 1) - 1
-            if nth >= len(matching):
-                return []
-            positions.append(matching[nth])
-        if len(set(positions)) < len(positions):
-            return []
-        constraints = [Constraint(before, after) for before, after in zip(positions, positions[1:])]
-        solution = schedule_for(last.history, last.created_at, constraints)
-        if not isinstance(solution, Schedule):
-            return []
-        self.solved += 1
-        return solution.agents
+    def _solved(self, hint: OrderingHint) -> tuple[list[int], list[tuple[str, int]]]:
+        """The solver's order of a recent run's steps that meets ``hint``, with that run's other choices.
+
+        Empty when no recent run performed every step the hint names, or none can be reordered to meet it.
+        """
+        for run in reversed(self._recent):
+            positions = _positions(run, hint)
+            if positions is None:
+                continue
+            constraints = [Constraint(before, after) for before, after in zip(positions, positions[1:])]
+            solution = schedule_for(run.history, run.created_at, constraints)
+            if isinstance(solution, Schedule):
+                self._stats_of(hint).solved += 1
+                return solution.agents, run.values
+        return [], []
 
     def _stats_of(self, hint: Hint) -> AdvisorStats:
         return self.model.stats if self.model is not None and hint.source == self.model.name else self.offline.stats
@@ -189,3 +194,17 @@ class LlmStrategy:
         spec = self.summary.inputs[hint.name]
         indices = iter(spec.indices(hint.value))
         return [next(indices, None) if slot.parameter.name == hint.name else None for slot in self._slots]
+
+
+def _positions(run: _Run, hint: OrderingHint) -> list[int] | None:
+    """Where in ``run``'s history each operation of ``hint`` lies; ``None`` when one is missing."""
+    positions = []
+    for ref in hint.sequence:
+        matching = [
+            position for step, position in zip(run.steps, run.positions) if ref.matches(step.agent, step.kind, step.location)
+        ]
+        nth = (ref.occurrence or 1) - 1
+        if nth >= len(matching):
+            return None
+        positions.append(matching[nth])
+    return positions if len(set(positions)) == len(positions) else None

@@ -28,8 +28,8 @@ def make_strategy(
 ) -> Strategy:
     """The strategy called ``name``; ``preemption_bound`` is for ``dfs`` only (``None``: no bound).
 
-    ``advisor`` (for ``llm``) names the program's source and the model to ask;
-    without it the advisor is the offline one.
+    ``advisor`` (for ``llm`` and ``hybrid``) names the program's source and the
+    model to ask; without it the advisor is the offline one.
     """
     if preemption_bound is not None and name != "dfs":
         raise BadInput(f"--preemption-bound applies to the dfs strategy only, not to {name}")
@@ -48,7 +48,7 @@ def make_strategy(
     if name == "symbolic":
         return SymbolicStrategy(seed)
     if name == "hybrid":
-        return HybridStrategy(seed, pct_depth)
+        return HybridStrategy(seed, pct_depth, advisor)
     if name == "llm":
         return LlmStrategy(seed, advisor if advisor is not None else AdvisorSetup())
     if name in PLANNED:
