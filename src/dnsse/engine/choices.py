@@ -196,28 +196,20 @@ class RecordingChooser:
 
 
 class ReplayChooser:
-    """Answers from a recorded choice sequence.
+    """Answers from a recorded choice sequence; asking for anything else is a divergence."""
 
-    When the recorded sequence is used up, ``fallback`` answers (mutation and
-    minimization replay a prefix and let a strategy finish); without one, asking
-    for more is a divergence.
-    """
+    __slots__ = ("recorded", "position")
 
-    __slots__ = ("recorded", "position", "fallback")
-
-    def __init__(self, recorded: Sequence[Choice], fallback: Chooser | None = None) -> None:
+    def __init__(self, recorded: Sequence[Choice]) -> None:
         self.recorded = recorded
         self.position = 0
-        self.fallback = fallback
 
-    def _take(self, kind: str, options: int) -> int | None:
+    def _take(self, kind: str, options: int) -> int:
         if self.position >= len(self.recorded):
-            if self.fallback is None:
-                raise TraceDivergence(
-                    f"the program asked for choice {self.position + 1} ({kind} among {options}) "
-                    f"but the trace holds only {len(self.recorded)} choices"
-                )
-            return None
+            raise TraceDivergence(
+                f"the program asked for choice {self.position + 1} ({kind} among {options}) "
+                f"but the trace holds only {len(self.recorded)} choices"
+            )
         choice = self.recorded[self.position]
         if choice.kind != kind or choice.options != options:
             raise TraceDivergence(
@@ -228,16 +220,10 @@ class ReplayChooser:
         return choice.index
 
     def next_agent(self, runnable: Sequence[int], current: int | None, step: int) -> int:
-        index = self._take(ChoiceKind.AGENT, len(runnable))
-        if index is None:
-            return self.fallback.next_agent(runnable, current, step)  # type: ignore[union-attr]
-        return index
+        return self._take(ChoiceKind.AGENT, len(runnable))
 
     def next_value(self, kind: str, options: int) -> int:
-        index = self._take(kind, options)
-        if index is None:
-            return self.fallback.next_value(kind, options)  # type: ignore[union-attr]
-        return index
+        return self._take(kind, options)
 
 
 class FirstChooser:

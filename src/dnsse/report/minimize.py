@@ -10,7 +10,7 @@ choice sequences:
 1. the shortest prefix of the choices that, continued without preemption,
    still shows the bug (scanned for short sequences, bisected for long ones);
 2. then, choice by choice from the end and in passes until nothing improves,
-   the default answer (let the current agent go on; the first value) instead
+   the default answer (let the current agent go on unless it spins; the first value) instead
    of the recorded one, or no answer at all (the later choices move up).
 
 The score is the number of answers that differ from the default, i.e. the
@@ -29,25 +29,35 @@ from __future__ import annotations
 import time
 from typing import Callable, Sequence
 
-from dnsse.engine.choices import Choice, ChoiceKind
+from dnsse.engine.choices import Choice, ChoiceKind, FirstChooser
 from dnsse.engine.determinism import Expected
+from dnsse.engine.operation import Operation
 from dnsse.engine.runner import ExecutionResult
 from dnsse.errors import NotDeterministic
+from dnsse.search.finish import Finish
 
 # A planned answer: the recorded choice, or None for "the default here".
 Plan = list[Choice | None]
 
 
 class GuidedChooser:
-    """Follows a plan while the program asks what the plan recorded; defaults after."""
+    """Follows a plan while the program asks what the plan recorded; defaults after.
 
-    __slots__ = ("plan", "position", "fits", "deviations")
+    The default lets the current agent go on and takes the first value; an
+    agent caught spinning yields to the others (:class:`~dnsse.search.finish.Finish`),
+    so a shrunk schedule of a program that polls a flag still ends.
+    """
+
+    wants_operations = True
+
+    __slots__ = ("plan", "position", "fits", "deviations", "default")
 
     def __init__(self, plan: Sequence[Choice | None]) -> None:
         self.plan = plan
         self.position = 0
         self.fits = True
         self.deviations = 0
+        self.default = Finish(FirstChooser())
 
     def _planned(self, kind: str, options: int) -> int | None:
         if not self.fits or self.position >= len(self.plan):
@@ -62,7 +72,18 @@ class GuidedChooser:
         return choice.index
 
     def next_agent(self, runnable: Sequence[int], current: int | None, step: int) -> int:
-        default = runnable.index(current) if current in runnable else 0
+        raise TypeError("GuidedChooser needs the operations of runnable agents (wants_operations)")
+
+    def next_agent_seeing(
+        self,
+        runnable: Sequence[int],
+        current: int | None,
+        step: int,
+        operations: Sequence[Operation],
+        history: Sequence[tuple[int, Operation]],
+    ) -> int:
+        self.default.follow(history)
+        default = self.default.next_agent(runnable, current, step, operations)
         answer = self._planned(ChoiceKind.AGENT, len(runnable))
         if answer is None or answer == default:
             return default

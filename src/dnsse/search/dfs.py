@@ -40,11 +40,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from dnsse.engine.choices import ChoiceKind, TraceDivergence
+from dnsse.engine.choices import ChoiceKind, FirstChooser, TraceDivergence
 from dnsse.engine.operation import Operation, is_expiry
 from dnsse.engine.object_names import number_of
 from dnsse.engine.runner import ExecutionResult
 from dnsse.search.dependency import dependent_across
+from dnsse.search.finish import Finish
 from dnsse.search.races import reversible_races
 
 SEED = 0
@@ -109,6 +110,8 @@ class DfsChooser:
         self.known = 0  # objects named so far (the highest oN in the history)
         self.preemptions = 0
         self.blocked = False  # every runnable agent was asleep: the rest is redundant
+        # The first schedule of a branch lets the current agent go on, unless it is caught spinning.
+        self.finish = Finish(FirstChooser())
 
     def next_value(self, kind: str, options: int) -> int:
         if kind == ChoiceKind.SEED:
@@ -150,10 +153,11 @@ class DfsChooser:
                 }
                 self.known = max([self.known] + [number_of(name) or 0 for name, _ in operation.objects])
         self.seen_steps = len(history)
+        self.finish.follow(history)
         for agent in runnable:
             self.last_step.setdefault(agent, self.seen_steps)  # waiting since it was first seen
         if self.blocked:
-            return self._keep_going(runnable, current)
+            return self._keep_going(runnable, current, step, operations)
         node = self._replayed()
         if node is not None:
             if not isinstance(node, _AgentNode) or node.runnable != tuple(runnable):
@@ -168,8 +172,9 @@ class DfsChooser:
             # end), and any schedule that runs it here is redundant.
             if reduce and (not awake or starved in self.sleep):
                 self.blocked = True
-                return self._keep_going(runnable, current)
-            chosen = self._first_choice(current, awake, pending, starved)
+                return self._keep_going(runnable, current, step, operations)
+            moving = {runnable[i] for i in self.finish.moving(runnable, operations)}
+            chosen = self._first_choice(current, (awake & moving) or awake, pending, starved)
             node = _AgentNode(
                 step, tuple(runnable), pending, current, self.preemptions, dict(self.sleep), self.known, chosen
             )
@@ -190,11 +195,14 @@ class DfsChooser:
     def _first_choice(current: int | None, awake: set[int], pending: dict[int, Operation], starved: int | None) -> int:
         """Keep the current agent when it can go on (no preemption), else the lowest id.
 
-        Two exceptions keep the first schedule of a branch fair, as real
-        runs are: an agent passed over for ``PATIENCE`` steps goes first (an
-        agent that loops forever must not starve the rest, nor keep a timeout
-        from ever firing); and a timed wait gives up first only when nothing
-        else is awake. Every other order is explored where a race says so.
+        ``awake`` leaves out agents caught spinning while another can make
+        progress (:class:`~dnsse.search.finish.Finish`). Two more exceptions
+        keep the first schedule of a branch fair, as real runs are: an agent
+        passed over for ``PATIENCE`` steps goes first (an agent that loops
+        forever, writing as it goes, must not starve the rest, nor keep a
+        timeout from ever firing); and a timed wait gives up first only when
+        nothing else is awake. Every other order is explored where a race
+        says so.
         """
         if starved is not None:
             return starved
@@ -203,7 +211,9 @@ class DfsChooser:
         waiting = {agent for agent in awake if not is_expiry(pending[agent])}
         return min(waiting or awake)
 
-    def _keep_going(self, runnable: Sequence[int], current: int | None) -> int:
+    def _keep_going(
+        self, runnable: Sequence[int], current: int | None, step: int, operations: Sequence[Operation]
+    ) -> int:
         """Past a sleep-set block the run only has to end: no new nodes, no preemptions but fair ones.
 
         Agents that can go on come before expiring waits in ``runnable``.
@@ -211,7 +221,7 @@ class DfsChooser:
         starved = self._starved(set(runnable))
         if starved is not None:
             return list(runnable).index(starved)
-        return runnable.index(current) if current in runnable else 0
+        return self.finish.next_agent(runnable, current, step, operations)
 
     def _starved(self, candidates: set[int]) -> int | None:
         """The agent that has not run for longest, once that is ``PATIENCE`` steps."""

@@ -6,8 +6,10 @@ another run, an order of steps with one race reversed. A
 :class:`DirectedChooser` answers from the plan while the program asks what
 the plan recorded; from the first choice that no longer fits (the edit
 changed the program's path), ``fallback`` answers, so every edit yields a
-complete run. With ``order``, scheduling choices follow that order of agents
-(a :class:`~dnsse.search.schedules.Schedule`) and the plan answers only the
+complete run; it answers through :class:`~dnsse.search.finish.Finish`, so an
+agent caught spinning lets the others go first. With ``order``, scheduling
+choices follow that order of agents (a
+:class:`~dnsse.search.schedules.Schedule`) and the plan answers only the
 other choices.
 """
 
@@ -17,9 +19,12 @@ from typing import Callable, Sequence
 
 from dnsse.engine.choices import Choice, ChoiceKind, Chooser
 from dnsse.engine.operation import Operation
+from dnsse.search.finish import Finish
 
 
 class DirectedChooser:
+    wants_operations = True
+
     def __init__(
         self,
         plan: Sequence[Choice],
@@ -28,11 +33,10 @@ class DirectedChooser:
         stand_in: Callable[[object, object], object] | None = None,
     ) -> None:
         self.plan = [c for c in plan if c.kind != ChoiceKind.AGENT] if order is not None else list(plan)
-        self.fallback = fallback
+        self.finish = Finish(fallback)
         self.position = 0
         self.fits = True
         self.order = list(order) if order is not None else None
-        self.wants_operations = order is not None
         if stand_in is not None:
             self.input_value = stand_in
         if self.order is not None:
@@ -60,11 +64,10 @@ class DirectedChooser:
 
     def next_value(self, kind: str, options: int) -> int:
         index = self._take(kind, options)
-        return self.fallback.next_value(kind, options) if index is None else index
+        return self.finish.next_value(kind, options) if index is None else index
 
     def next_agent(self, runnable: Sequence[int], current: int | None, step: int) -> int:
-        index = self._take(ChoiceKind.AGENT, len(runnable))
-        return self.fallback.next_agent(runnable, current, step) if index is None else index
+        raise TypeError("DirectedChooser needs the operations of runnable agents (wants_operations)")
 
     def next_agent_seeing(
         self,
@@ -74,6 +77,10 @@ class DirectedChooser:
         operations: Sequence[Operation],
         history: Sequence[tuple[int, Operation]],
     ) -> int:
+        self.finish.follow(history)
+        if self.order is None:
+            index = self._take(ChoiceKind.AGENT, len(runnable))
+            return self.finish.next_agent(runnable, current, step, operations) if index is None else index
         for agent, _ in history[self._seen :]:
             self._done[agent] = self._done.get(agent, 0) + 1
         self._seen = len(history)
@@ -84,4 +91,4 @@ class DirectedChooser:
         for agent, nth in planned[self._next :]:
             if agent in runnable and self._done.get(agent, 0) < nth:
                 return runnable.index(agent)
-        return self.fallback.next_agent(runnable, current, step)
+        return self.finish.next_agent(runnable, current, step, operations)
