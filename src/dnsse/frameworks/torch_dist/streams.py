@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from types import FrameType
 from typing import TYPE_CHECKING, Protocol
 
-from torch.distributed import distributed_c10d
+from torch.distributed import c10d_logger, distributed_c10d
 
 from dnsse.engine.agent import Wait
 from dnsse.engine.operation import Access, Operation
@@ -45,6 +45,8 @@ if TYPE_CHECKING:
     from dnsse.frameworks.torch_dist.world import RankState
 
 _C10D_FILE = distributed_c10d.__file__
+# torch wraps its API in a logging decorator: its frames sit between the program and the API.
+_LOGGER_FILE = c10d_logger.__file__
 # A barrier's wait blocks the host under NCCL too: ProcessGroupNCCL synchronizes the stream for it.
 _HOST_WAITS = frozenset({"barrier", "monitored_barrier"})
 
@@ -163,12 +165,18 @@ def batch_frame() -> FrameType | None:
 def waits_on_stream(state: RankState, op: str, caller: FrameType) -> bool:
     """Is this ``Work.wait()`` one that, under NCCL, only makes the compute stream wait?
 
-    Only torch's own API waiting for a blocking operation it just issued is
-    taken as such; every other caller (the program, DDP, FSDP, functional
-    collectives) is made to wait on the host, which can only hide orderings,
-    never invent one.
+    Only torch's own API waiting for a blocking operation it just issued,
+    for the program's own call, is taken as such; every other caller (the
+    program's ``wait()``, DDP, FSDP, DTensor, functional collectives, whose
+    later reads of the buffers a torch function mode cannot see) is made to
+    wait on the host, which can only hide orderings, never invent one.
     """
-    return uses_nccl(state) and op not in _HOST_WAITS and caller.f_code.co_filename == _C10D_FILE
+    if not uses_nccl(state) or op in _HOST_WAITS or caller.f_code.co_filename != _C10D_FILE:
+        return False
+    outer = caller.f_back
+    while outer is not None and outer.f_code.co_filename == _LOGGER_FILE:
+        outer = outer.f_back
+    return outer is not None and outer.f_code.co_filename in state.world.execution.source_files
 
 
 def wait_for(state: RankState, ops: list[Enqueued], why: str) -> None:
