@@ -190,19 +190,43 @@ class Work(torch.distributed.Work):
     _source_rank = source_rank
 
     def get_future(self) -> torch.futures.Future:
-        """A completed future of the outputs.
+        """A future of the outputs.
 
-        C++ callers (DDP's reducer) wait on the future itself, outside any
-        scheduling point, so it must never be pending: asking for it waits
-        for the operation, at a scheduling point, first.
+        C++ callers wait on the future itself, outside any scheduling point,
+        so it must be complete when they do. Asked for during a backward pass
+        (DDP's reducer launching a bucket's all-reduce from its autograd
+        hook), it is returned pending, so the rest of backward overlaps the
+        transfer as it does on a real backend; a final callback of the
+        backward pass, queued before the reducer's own (which DDP queues
+        once the last bucket was launched), waits for every such operation
+        at a scheduling point and completes its future. Anywhere else,
+        asking for the future waits for the operation first.
         """
+        if not self._part.done and torch._C._current_autograd_node() is not None:
+            return self._complete_after_backward()
         self.wait()
         future: torch.futures.Future = torch.futures.Future()
         future.set_result(self.result())
         return future
 
+    def _complete_after_backward(self) -> torch.futures.Future:
+        future: torch.futures.Future = torch.futures.Future()
+        state = current_rank("Work.get_future")
+        if not state.backward_works:
+            torch.autograd.Variable._execution_engine.queue_callback(lambda: _complete_backward_works(state))
+        state.backward_works.append((self, future))
+        return future
+
     def __repr__(self) -> str:
         return f"<dnsse Work {self._part.op} on rank {self._state.rank}{' done' if self._part.done else ''}>"
+
+
+def _complete_backward_works(state: RankState) -> None:
+    """The end of a backward pass: wait for the operations it launched and complete their futures."""
+    works, state.backward_works = state.backward_works, []
+    for work, future in works:
+        work.wait()
+        future.set_result(work.result())
 
 
 def _timeout_seconds(timeout: object) -> float | None:

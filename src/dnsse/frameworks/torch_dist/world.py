@@ -64,6 +64,8 @@ class RankState:
     streams: Streams = field(default_factory=Streams)
     # Its entry point returned; under NCCL it waits for its streams before the process ends.
     exiting: bool = False
+    # Async operations whose futures C++ holds during this backward pass (see Work.get_future).
+    backward_works: list = field(default_factory=list)
 
 
 @dataclass(eq=False)
