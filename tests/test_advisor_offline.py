@@ -124,7 +124,8 @@ def test_the_guided_chooser_follows_a_solved_schedule_while_the_run_fits_it():
         assert chooser.next_agent_seeing([0, 1], None, 0, operations, [], offered.__getitem__) == 1
         history = [(1, operations[1])]
         assert chooser.next_agent_seeing([0, 1], None, 1, operations, history, offered.__getitem__) == 0
-        # Agent 0 ran twice where the schedule planned once: from here on the choice is free.
-        history += [(0, operations[0]), (0, operations[0])]
+        # Agent 0 ran twice where the schedule planned once: from here on the choice is free
+        # (its second step is another operation: repeating one read would be a spin, which yields).
+        history += [(0, operations[0]), (0, operations[1])]
         free_picks.add(chooser.next_agent_seeing([0, 1], None, 3, operations, history, offered.__getitem__))
     assert free_picks == {0, 1}

@@ -22,7 +22,7 @@ from dnsse.report.minimize import GuidedChooser
 from dnsse.search.directed import DirectedChooser
 from dnsse.search.finish import Finish
 
-STRATEGIES = ["random", "pct", "pos", "dfs", "fuzz", "symbolic", "hybrid"]
+STRATEGIES = ["random", "pct", "pos", "dfs", "fuzz", "symbolic", "llm", "hybrid"]
 CORRECT = ["threads_spin.py:main", "threads_busy_wait.py:attribute_flag", "threads_busy_wait.py:sleep_poll"]
 BUGGY = "threads_busy_wait.py:published_too_early"
 # dfs runs one execution per race of every poll with the write it waits for: fewer make the point.

@@ -11,7 +11,10 @@ the first operation of the sequence that has not run yet; an agent whose
 pending operation matches a *later* operation of the sequence drops below
 every other runnable agent, and an agent about to perform the awaited
 operation goes first. Everything else is chosen at random, so a hint only
-narrows the schedule, never fixes it. An input hint answers the input's
+narrows the schedule, never fixes it. Off the solver's order, an agent caught
+spinning yields to the others (:class:`~dnsse.search.finish.Finish`): holding
+back the agent it waits for must not keep a correct poll loop going until
+the step limit. An input hint answers the input's
 choices with the indices of the hinted value.
 """
 
@@ -23,6 +26,8 @@ from typing import Callable, Sequence
 from dnsse.advisor.hints import OperationRef, OrderingHint
 from dnsse.engine.choices import ChoiceKind, Chosen
 from dnsse.engine.operation import Operation
+from dnsse.search.finish import Finish
+from dnsse.search.random_walk import RandomChooser
 
 
 class GuidedChooser:
@@ -45,6 +50,7 @@ class GuidedChooser:
         self._inputs_asked = 0
         self._schedule = list(schedule)  # agent ids, one per step, from the solver
         self._followed = 0  # steps of the schedule that ran as planned
+        self.finish = Finish(RandomChooser(seed))
         # The other choices (inputs, seeds, message matches, faults) of the run the schedule orders:
         # its steps exist only under the same values.
         self._values = list(values)
@@ -66,9 +72,11 @@ class GuidedChooser:
         offered: Callable[[int], Chosen] | None = None,
     ) -> int:
         described = [offered(i) for i in range(len(runnable))] if offered is not None else None
+        self.finish.follow(history)
         index = self._planned(runnable, history)
         if index is None:
-            index = self._steer(described) if described is not None else self.rng.randrange(len(runnable))
+            moving = self.finish.moving(runnable, operations)
+            index = self._steer(described, moving) if described is not None else self.rng.choice(moving)
         if described is not None:
             self._ran(described[index])
         return index
@@ -102,14 +110,15 @@ class GuidedChooser:
             return None
         return list(runnable).index(self._schedule[self._followed])
 
-    def _steer(self, described: list[Chosen]) -> int:
+    def _steer(self, described: list[Chosen], moving: list[int]) -> int:
+        """An index of ``moving`` (the options not caught spinning), steered by the hint."""
         if self.ordering is None or self.hint_held:
-            return self.rng.randrange(len(described))
-        awaited = [i for i, option in enumerate(described) if self._matches(self.progress, option)]
+            return self.rng.choice(moving)
+        awaited = [i for i in moving if self._matches(self.progress, described[i])]
         if awaited:
             return self.rng.choice(awaited)
-        free = [i for i, option in enumerate(described) if not self._held_back(option)]
-        return self.rng.choice(free) if free else self.rng.randrange(len(described))
+        free = [i for i in moving if not self._held_back(described[i])]
+        return self.rng.choice(free) if free else self.rng.choice(moving)
 
     def _held_back(self, option: Chosen) -> bool:
         """``option`` is a later operation of the ordering than the one awaited."""
