@@ -11,10 +11,11 @@ the first operation of the sequence that has not run yet; an agent whose
 pending operation matches a *later* operation of the sequence drops below
 every other runnable agent, and an agent about to perform the awaited
 operation goes first. Everything else is chosen at random, so a hint only
-narrows the schedule, never fixes it. Off the solver's order, an agent caught
-spinning yields to the others (:class:`~dnsse.search.finish.Finish`): holding
-back the agent it waits for must not keep a correct poll loop going until
-the step limit. An input hint answers the input's
+narrows the schedule, never fixes it. Off the solver's order and unless it is
+about to perform the awaited operation, an agent caught spinning yields to
+the others (:class:`~dnsse.search.finish.Finish`); to agents the hint holds
+back only after ``PATIENCE`` such choices: holding back the agent it waits
+for must not keep a correct poll loop going until the step limit. An input hint answers the input's
 choices with the indices of the hinted value.
 """
 
@@ -28,6 +29,9 @@ from dnsse.engine.choices import ChoiceKind, Chosen
 from dnsse.engine.operation import Operation
 from dnsse.search.finish import Finish
 from dnsse.search.random_walk import RandomChooser
+
+
+PATIENCE = 200
 
 
 class GuidedChooser:
@@ -51,6 +55,8 @@ class GuidedChooser:
         self._schedule = list(schedule)  # agent ids, one per step, from the solver
         self._followed = 0  # steps of the schedule that ran as planned
         self.finish = Finish(RandomChooser(seed))
+        # Choices that may still go to a spinning agent over the agents the hint holds back.
+        self._patience = PATIENCE
         # The other choices (inputs, seeds, message matches, faults) of the run the schedule orders:
         # its steps exist only under the same values.
         self._values = list(values)
@@ -111,14 +117,22 @@ class GuidedChooser:
         return list(runnable).index(self._schedule[self._followed])
 
     def _steer(self, described: list[Chosen], moving: list[int]) -> int:
-        """An index of ``moving`` (the options not caught spinning), steered by the hint."""
+        """The awaited option, else one of ``moving`` (the options not caught spinning) the hint does not hold back."""
         if self.ordering is None or self.hint_held:
             return self.rng.choice(moving)
-        awaited = [i for i in moving if self._matches(self.progress, described[i])]
+        awaited = [i for i, option in enumerate(described) if self._matches(self.progress, option)]
         if awaited:
             return self.rng.choice(awaited)
-        free = [i for i in moving if not self._held_back(described[i])]
-        return self.rng.choice(free) if free else self.rng.choice(moving)
+        free = [i for i, option in enumerate(described) if not self._held_back(option)]
+        unstuck = [i for i in free if i in moving]
+        if unstuck:
+            return self.rng.choice(unstuck)
+        if free and self._patience > 0:
+            # Every agent the hint lets run is caught spinning; a read-only loop
+            # with a local counter looks the same, so wait a while for it.
+            self._patience -= 1
+            return self.rng.choice(free)
+        return self.rng.choice(moving)
 
     def _held_back(self, option: Chosen) -> bool:
         """``option`` is a later operation of the ordering than the one awaited."""
