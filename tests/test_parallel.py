@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import ctypes
 import json
-import queue
+import multiprocessing
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import pytest
@@ -111,13 +111,16 @@ def test_fewer_than_one_worker_is_refused(capsys: pytest.CaptureFixture) -> None
     assert "--workers must be at least 1" in capsys.readouterr().err
 
 
-def test_a_worker_that_dies_is_a_clear_error(tmp_path: Path) -> None:
+def test_workers_that_die_before_any_execution_are_a_clear_error(tmp_path: Path) -> None:
     target = tmp_path / "dies.py"
-    target.write_text("import os\nimport threading\n\n\ndef main():\n    os._exit(3)\n")
+    target.write_text(
+        "import multiprocessing\nimport os\nimport threading\n\n"
+        "if multiprocessing.parent_process() is not None:\n    os._exit(5)\n\n\ndef main():\n    pass\n"
+    )
     result = run_cli("check", f"{target}:main", "--workers", "2", "--out", str(tmp_path))
     assert result.returncode == 2, result.stdout + result.stderr
-    assert "exited (exit status 3)" in result.stderr and "--workers 1" in result.stderr
-    assert "Traceback" not in result.stderr
+    assert "died 3 times (exit status 5) without finishing an execution" in result.stderr
+    assert "--workers 1" in result.stderr and "Traceback" not in result.stderr
 
 
 def test_bad_input_in_a_worker_reaches_the_parent_as_bad_input(tmp_path: Path) -> None:
@@ -126,9 +129,11 @@ def test_bad_input_in_a_worker_reaches_the_parent_as_bad_input(tmp_path: Path) -
     loaded = LoadedTarget(TargetSpec.parse(f"{target}:main"))
     settings = _settings(CampaignConfig(target=str(loaded.spec)), loaded, 0, 2, None)
     target.unlink()  # removed after the parent loaded it
-    reports: queue.Queue = queue.Queue()
-    _work(settings, reports, threading.Event())  # type: ignore[arg-type]
-    messages = [json.loads(reports.get_nowait()) for _ in range(reports.qsize())]
-    assert [message["kind"] for message in messages] == ["started", "failed"]
-    error = _worker_failure(0, messages[1])
+    reader, writer = multiprocessing.Pipe(duplex=False)
+    _work(settings, writer, ctypes.c_bool(False))
+    messages = []
+    while reader.poll():
+        messages.append(json.loads(reader.recv_bytes()))
+    assert [message["kind"] for message in messages] == ["failed"]
+    error = _worker_failure(0, messages[0])
     assert "does not exist" in str(error)

@@ -21,12 +21,13 @@ from typing import TYPE_CHECKING, Iterator, Sequence
 
 from dnsse.advisor.options import add_advisor_options, model_settings
 from dnsse.engine.execution import Limits
-from dnsse.engine.flight import install_recorder, supervised_directory
+from dnsse.engine.flight import install_recorder, recorder_capacity, supervised_directory
+from dnsse.engine.memory import default_memory_limit, parse_memory_limit
 from dnsse.errors import BadInput, NotUnderControl
 from dnsse.report.options import add_output_options, add_report_command
 from dnsse.search.control import CampaignControl, RestartNeeded
 from dnsse.search.resume import load_state
-from dnsse.search.supervisor import FAULT_FILE, RESTART
+from dnsse.search.supervisor import FAULT_FILE, RESTART, mark_ended
 from dnsse.search.registry import BUILT, DEFAULT, PLANNED
 from dnsse.validation import (
     MAX_BUDGET,
@@ -49,8 +50,6 @@ if TYPE_CHECKING:
 
 EXIT_CLEAN, EXIT_BUG, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143
-# A longer execution's crash gets no trace (the record says it overflowed): 340 MB of record at most.
-MAX_RECORDED_CHOICES = 20_000_000
 REPORT_BUGS_AT = "https://github.com/dnsse/dnsse/issues"
 _ENGINE_BASICS = ("executions", "new_branches", "new_interleavings", "bugs", "first_bug_execution")
 
@@ -129,6 +128,12 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument(
         "--execution-timeout", type=float, default=Limits.max_seconds, metavar="SECONDS",
         help="wall-clock limit of one execution",
+    )
+    check.add_argument(
+        "--memory-limit", default=None, metavar="SIZE",
+        help="memory each process running executions may use (e.g. 512M, 4G); past it an execution is a crash "
+        "bug (memory exhausted) and the campaign goes on (default: half of this machine's memory, shared by "
+        "the --workers processes)",
     )
     check.add_argument(
         "--resume", type=Path, default=None, metavar="DIR",
@@ -237,6 +242,11 @@ def _validate(arguments: argparse.Namespace) -> None:
     ):
         check_number(value, bounds)
     model_settings(arguments)
+    arguments.memory_bytes = (
+        default_memory_limit(arguments.workers)
+        if arguments.memory_limit is None
+        else parse_memory_limit(arguments.memory_limit)
+    )
     if arguments.resume is not None:
         # The campaign goes on where it was: its traces and its state are there.
         arguments.out = arguments.resume
@@ -282,7 +292,7 @@ def _check(arguments: argparse.Namespace) -> int:
     on_start = None if arguments.continues else console.start
     control = CampaignControl(
         arguments.out,
-        recorder=install_recorder(capacity=min(2 * arguments.max_steps + 1_000, MAX_RECORDED_CHOICES)),
+        recorder=install_recorder(capacity=recorder_capacity(arguments.max_steps)),
         resume=load_state(arguments.resume) if arguments.resume is not None else None,
         restartable=supervised_directory() is not None,
     )
@@ -458,7 +468,12 @@ def exit_now(status: int) -> None:
 
 def run() -> None:
     """The ``dnsse`` command: main(), then an exit that no thread of a program can hold up."""
-    exit_now(main())
+    try:
+        status = main()
+    except SystemExit as error:  # argparse's --help and usage errors
+        status = 0 if error.code is None else error.code if isinstance(error.code, int) else EXIT_BAD_INPUT
+    mark_ended(status)
+    exit_now(status)
 
 
 if __name__ == "__main__":

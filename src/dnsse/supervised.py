@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 from dnsse.engine.bugs import Bug
+from dnsse.engine.memory import default_memory_limit, machine_memory
 from dnsse.report.trace import read_trace
 from dnsse.search.resume import SavedBug, SavedCampaign, discard_state, load_state, save_state
 from dnsse.search.supervisor import (
@@ -35,7 +36,9 @@ EXIT_BUG, EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_TERMINATED = 1, 2, 130, 143
 def supervise_check(arguments: argparse.Namespace, argv: list[str]) -> int:
     """``dnsse check`` in a watched child; crashes become bugs and the campaign goes on or ends cleanly."""
     started = time.perf_counter()
-    supervisor = Supervisor(argv, stop_after_s=arguments.execution_timeout + STOP_GRACE_S)
+    supervisor = Supervisor(
+        argv, stop_after_s=arguments.execution_timeout + STOP_GRACE_S, memory_limit=arguments.memory_bytes
+    )
     resume = ["--continues"] + ([] if arguments.resume is not None else ["--resume", str(arguments.out)])
     extra: list[str] = []
     try:
@@ -80,7 +83,9 @@ def supervise_check(arguments: argparse.Namespace, argv: list[str]) -> int:
 def supervise_replay(arguments: argparse.Namespace, argv: list[str]) -> int:
     """``dnsse replay`` in a watched child: a replay that kills its process is told as a crash."""
     trace = read_trace(arguments.trace)  # bad input is said here, before any process starts
-    supervisor = Supervisor(argv, stop_after_s=trace.limits.max_seconds + STOP_GRACE_S)
+    # The recorded run's memory limit, so that memory is exhausted where it was (at most this machine's).
+    limit = default_memory_limit(1) if trace.memory_limit is None else min(trace.memory_limit, machine_memory())
+    supervisor = Supervisor(argv, stop_after_s=trace.limits.max_seconds + STOP_GRACE_S, memory_limit=limit)
     try:
         end = supervisor.run()
         if end.killed:

@@ -181,6 +181,15 @@ RECORD_FILE = "flight"
 _active: FlightRecorder | None = None
 
 
+# A longer execution's crash gets no trace (the record says it overflowed): 340 MB of record at most.
+MAX_RECORDED_CHOICES = 20_000_000
+
+
+def recorder_capacity(max_steps: int) -> int:
+    """Room for every choice of an execution of at most ``max_steps`` steps (agent and value choices)."""
+    return min(2 * max_steps + 1_000, MAX_RECORDED_CHOICES)
+
+
 def supervised_directory() -> Path | None:
     """The directory shared with the supervising process; ``None`` when this process is not supervised."""
     directory = os.environ.get(SUPERVISED_ENV)

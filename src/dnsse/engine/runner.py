@@ -13,6 +13,7 @@ from dnsse.engine.imports import imports_in_one_piece
 from dnsse.engine.inconclusive import Inconclusive
 from dnsse.engine.inputs import InputSlot, draw_inputs, input_slots
 from dnsse.engine.isolation import fresh_working_directory, isolated_execution
+from dnsse.engine.memory import exhausted
 from dnsse.engine.operation import Operation
 from dnsse.engine.output import CapturedOutput, captured_output
 from dnsse.engine.process_calls import process_calls_controlled
@@ -131,7 +132,8 @@ def run_execution(
         if unfitting is not None:
             execution.divergence = unfitting
     return ExecutionResult(
-        bug=execution.bug,
+        # A failed allocation under the memory limit is the process's end, not the program's exception.
+        bug=exhausted(execution.bug),
         choices=execution.chooser.choices,
         inputs=dict(inputs),
         steps=execution.step,

@@ -114,8 +114,10 @@ class CheckConsole:
 
 def bug_block(found: FoundBug, story: Story | None) -> list[str]:
     """A found bug as a person reads it: the bug, its inputs, its story, its output, its trace."""
+    # A crash is not replayed in the process that reports it: it would kill that process too.
+    confirmed = "" if found.bug.kind == BugKind.CRASH else ", confirmed by replay of its trace"
     lines = [
-        f"found a bug in execution {found.execution} ({found.elapsed_s:.2f}s), confirmed by replay of its trace:",
+        f"found a bug in execution {found.execution} ({found.elapsed_s:.2f}s){confirmed}:",
         indent(found.bug.render()),
     ]
     if found.inputs:

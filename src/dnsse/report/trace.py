@@ -20,6 +20,7 @@ from dnsse.engine.bugs import Bug
 from dnsse.engine.choices import Choice
 from dnsse.engine.execution import Limits
 from dnsse.engine.hash_seed import valid_hash_seed
+from dnsse.engine.memory import MIN_MEMORY_LIMIT
 from dnsse.errors import BadInput
 from dnsse.validation import (
     MAX_EXECUTION_SECONDS,
@@ -61,6 +62,8 @@ class Trace:
     source_sha256: str = ""
     # PYTHONHASHSEED of the recording process (None: random); replay runs under it.
     hash_seed: int | None = None
+    # The memory limit (bytes) of the recording process (None: none); replay runs under it.
+    memory_limit: int | None = None
 
     def to_json(self) -> dict:
         return {
@@ -79,6 +82,7 @@ class Trace:
             "pinned": list(self.pinned),
             "source_sha256": self.source_sha256,
             "hash_seed": self.hash_seed,
+            "memory_limit": self.memory_limit,
             "bug": self.bug.to_json(),
             "choices": [choice.to_json() for choice in self.choices],
         }
@@ -153,6 +157,7 @@ def read_trace(path: Path) -> Trace:
             pinned=_pinned(raw),
             source_sha256=str(raw.get("source_sha256", "")),
             hash_seed=_hash_seed(raw),
+            memory_limit=_memory_limit(raw),
         )
         check_number(trace.world_size, Bounds("the field 'world_size'", 1, MAX_WORLD_SIZE))
         if not trace.choices:
@@ -170,6 +175,15 @@ def _pinned(raw: dict) -> list[str]:
     if not isinstance(pinned, list) or not all(isinstance(name, str) for name in pinned):
         raise ValueError("the field 'pinned' must be a list of input names")
     return pinned
+
+
+def _memory_limit(raw: dict) -> int | None:
+    limit = raw.get("memory_limit")
+    if limit is None:
+        return None
+    if not isinstance(limit, int) or isinstance(limit, bool) or limit < MIN_MEMORY_LIMIT:
+        raise ValueError(f"the field 'memory_limit' must be null or a number of bytes (at least {MIN_MEMORY_LIMIT})")
+    return limit
 
 
 def _limits(raw: dict) -> Limits:

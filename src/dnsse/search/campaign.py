@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 from dnsse.advisor.model import ModelSettings
 from dnsse.coverage.arcs import ArcRecorder, BranchCoverage
@@ -15,8 +16,10 @@ from dnsse.engine.bugs import Bug
 from dnsse.engine.choices import Chooser, ReplayChooser
 from dnsse.engine.determinism import Expected
 from dnsse.engine.execution import Limits
+from dnsse.engine.flight import FlightRecorder
 from dnsse.engine.hash_seed import current_hash_seed
 from dnsse.engine.inconclusive import Inconclusive
+from dnsse.engine.memory import memory_limit
 from dnsse.engine.runner import ExecutionResult, Monitor, run_execution
 from dnsse.engine.inputs import InputParameter, show_value
 from dnsse.engine.target import LoadedTarget, TargetSpec
@@ -169,6 +172,8 @@ class Campaign:
         self._seen: set[tuple[str, str]] = set()
         self._on_bug = on_bug
         self.pinned: dict[str, object] = {}
+        # Where each run of the target writes its choices as it goes (see dnsse.engine.flight).
+        self.flight: FlightRecorder | None = None
 
     def adopt(self, found: FoundBug) -> None:
         """A bug found before this campaign was resumed: reported again, never found twice."""
@@ -209,14 +214,19 @@ class Campaign:
             result.feedback = self.coverage_map.add(arcs, result.history)  # type: ignore[arg-type]
         return result
 
-    def record(self, result: ExecutionResult, execution: int) -> FoundBug | None:
+    def record(
+        self, result: ExecutionResult, execution: int, shrink: bool = True, rerunnable: bool = True
+    ) -> FoundBug | None:
         """The new bug of ``result`` (execution number ``execution``), minimized, written, confirmed, announced.
 
         ``None`` when the run passed or showed a bug already recorded. The
         framework must be active: minimization and the confirming replay run
         the target again. NotDeterministic when the written trace does not
         replay the bug: then there is no bug to announce. An inconclusive
-        execution is kept in ``inconclusive``.
+        execution is kept in ``inconclusive``. ``shrink`` is False when
+        ``result`` was minimized where it ran (a worker process);
+        ``rerunnable`` is False for a crash of a worker process: running it
+        here would kill this process, so its trace is written as recorded.
         """
         if result.inconclusive is not None:
             self.inconclusive.append(InconclusiveRun(execution, result.inconclusive))
@@ -224,49 +234,71 @@ class Campaign:
         if result.bug is None or result.bug.signature() in self._seen:
             return None
         self._seen.add(result.bug.signature())
-        if self.config.minimize:
-            result = self._minimized(result)
+        if shrink and rerunnable:
+            result = self.minimized(result, execution)
         trace = _trace_of(self.config, self.target, self.framework, result, execution, self.suite, sorted(self.pinned))
         path = write_trace(trace, self.config.out)
-        confirm(path, self._follow, execution)
+        if rerunnable:
+            confirm(path, lambda trace: self._follow(trace, execution), execution)
         found = FoundBug(result.bug, execution, path, time.perf_counter() - self.started, trace.inputs)
         self.found.append(found)
         if self._on_bug is not None:
             self._on_bug(found)
         return found
 
-    def _follow(self, trace: Trace) -> ExecutionResult:
+    def _follow(self, trace: Trace, execution: int) -> ExecutionResult:
         """Replay ``trace`` strictly, as ``dnsse replay`` does."""
-        return run_execution(
-            self.target,
-            self.framework,
-            ReplayChooser(trace.choices),
-            trace.limits,
-            pinned=self.pinned,
-            monitors=self._monitors,
-            capture_output=not self.config.show_output,
-            expected=Expected(trace.choices),
-        )
-
-    def _minimized(self, result: ExecutionResult) -> ExecutionResult:
-        """The same bug with as few preemptions as minimization finds (the found run if none)."""
-        assert result.bug is not None
-        smaller = minimize(
-            # Without the coverage hook: shrinking runs are not part of the search.
-            lambda chooser, expected: run_execution(
+        with self._flown(ReplayChooser(trace.choices), execution) as chooser:
+            return run_execution(
                 self.target,
                 self.framework,
                 chooser,
-                self.config.limits,
+                trace.limits,
                 pinned=self.pinned,
                 monitors=self._monitors,
                 capture_output=not self.config.show_output,
-                expected=expected,
-            ),
-            result.choices,
-            result.bug.signature(),
-        )
+                expected=Expected(trace.choices),
+            )
+
+    def minimized(self, result: ExecutionResult, execution: int) -> ExecutionResult:
+        """The same bug with as few preemptions as minimization finds (the found run if none, or no minimizing)."""
+        assert result.bug is not None
+        if not self.config.minimize:
+            return result
+
+        def run(chooser: Chooser, expected: Expected) -> ExecutionResult:
+            # Without the coverage hook: shrinking runs are not part of the search.
+            with self._flown(chooser, execution) as flown:
+                return run_execution(
+                    self.target,
+                    self.framework,
+                    flown,
+                    self.config.limits,
+                    pinned=self.pinned,
+                    monitors=self._monitors,
+                    capture_output=not self.config.show_output,
+                    expected=expected,
+                )
+
+        smaller = minimize(run, result.choices, result.bug.signature())
         return smaller if smaller is not None else result
+
+    @contextlib.contextmanager
+    def _flown(self, chooser: Chooser, execution: int) -> Iterator[Chooser]:
+        """``chooser``, its answers written to the flight recorder, if any, as those of execution ``execution``.
+
+        A run that minimizes or confirms a bug may kill the process too (it
+        tries other schedules and values): it is then told as a crash of
+        that execution, with the choices it made.
+        """
+        if self.flight is None:
+            yield chooser
+            return
+        self.flight.begin(execution)
+        try:
+            yield self.flight.wrap(chooser)
+        finally:
+            self.flight.end()
 
     def result(
         self,
@@ -335,13 +367,14 @@ def run_campaign(
         # Imported here because the parallel campaign is built on this module.
         from dnsse.search.parallel import run_parallel
 
-        return run_parallel(config, strategy, on_bug, on_start, on_execution)
+        return run_parallel(config, strategy, on_bug, on_start, on_execution, control)
     campaign = Campaign(config, on_bug, feedback=wants_feedback(strategy))
     watch_for(campaign, strategy)
     control = control if control is not None else CampaignControl(config.out, saving=False)
     executions = control.restore(campaign, strategy)
     if control.recorder is not None:
         campaign.watch(control.recorder)
+        campaign.flight = control.recorder
     with campaign.framework.activate():
         campaign.prepare()
         control.started(campaign)
@@ -458,4 +491,5 @@ def _trace_of(
         faults=config.faults,
         source_sha256=target.source_sha256,
         hash_seed=current_hash_seed(),
+        memory_limit=memory_limit(),
     )

@@ -23,6 +23,7 @@ from dnsse.engine.bugs import Bug, BugKind
 from dnsse.engine.choices import Chooser
 from dnsse.engine.flight import FlightRecorder, supervised_directory
 from dnsse.engine.inputs import show_value
+from dnsse.engine.memory import is_exhausted, memory_limit
 from dnsse.engine.runner import ExecutionResult
 from dnsse.errors import BadInput
 from dnsse.report.trace import Trace
@@ -112,6 +113,7 @@ class CampaignControl:
             specs=campaign.suite.texts if campaign.suite is not None else [],
             faults=config.faults,
             source_sha256=campaign.target.source_sha256,
+            memory_limit=memory_limit(),
         )
         (directory / TEMPLATE_FILE).write_text(json.dumps(template.to_json()), encoding="utf-8")
 
@@ -135,9 +137,11 @@ class CampaignControl:
         if len(campaign.found) > self._bugs_saved or now - self._saved_at >= SAVE_EVERY_S:
             self.save(campaign, strategy, executions)
         # A systematic search cannot be resumed in a fresh process (see restore): it goes on here.
-        if result.abandoned and not last and self.restartable and not hasattr(strategy, "exhausted"):
+        # Memory a program exhausted may stay with the process (the allocator keeps its heap): start afresh.
+        fresh = result.abandoned or is_exhausted(result.bug)
+        if fresh and not last and self.restartable and not hasattr(strategy, "exhausted"):
             self.save(campaign, strategy, executions)
-            raise RestartNeeded(", ".join(result.abandoned))
+            raise RestartNeeded(", ".join(result.abandoned) or "memory exhausted")
 
     def save(self, campaign: Campaign, strategy: Strategy, executions: int) -> None:
         if not self.saving or hasattr(strategy, "exhausted"):

@@ -4,8 +4,8 @@ Worker ``w`` of ``N`` runs the execution indices ``w, w+N, w+2N, ...`` (from
 0), each with the strategy's chooser for that index and the campaign seed,
 so an index names the same execution whichever worker runs it. Workers stop
 at the budget, at the time budget, or when the parent sets the stop event,
-and report every execution to the parent as one JSON string on a queue:
-plain data, so nothing of ours is pickled and traces stay JSON.
+and report every execution to the parent as one JSON string on their own
+pipe: plain data, so nothing of ours is pickled and traces stay JSON.
 
 The parent owns the findings. It deduplicates bugs, minimizes each new one
 itself (it has the target loaded and the framework at hand), writes the
@@ -13,42 +13,48 @@ trace, announces it, and, unless ``keep_going``, sets the stop event after
 the first bug. With ``coverage``, each report carries the arcs that are new
 in its worker, and the parent merges them into one recorder.
 
-Processes are spawned, never forked: the parent has threads (torch's pools,
-agents of past executions unwinding) that a fork would copy in whatever
-state they were in. A spawned worker imports torch anew, so it takes a few
-seconds to start. Ctrl-C reaches the parent only; the parent stops its
-workers, waits a grace period, then terminates those still running.
+A worker that dies (a segfault, ``os._exit``, a fatal signal, the
+out-of-memory killer) is no failure of the campaign: the execution it died
+in is a ``crash`` bug with a trace that replays it, from the worker's flight
+recorder, and a fresh worker takes over its share after that execution (see
+:mod:`dnsse.search.worker_pool`). A spawned worker imports torch anew, so it
+takes a few seconds to start. Ctrl-C reaches the parent only; the parent
+stops its workers, waits a grace period, then terminates those still running.
 
 Strategies learn per worker: ``pct`` estimates the length of a run from the
 executions of its own worker. A trace records its choices, so it replays
-whatever the worker had learnt. ``dfs``, whose executions each follow from
-the ones before, divides its tree among the workers instead
-(:mod:`dnsse.search.parallel_dfs`).
+whatever the worker had learnt. Systematic strategies (``dfs``) are refused:
+each of their executions follows from all the ones before.
 """
 
 from __future__ import annotations
 
-import contextlib
+import ctypes
 import dataclasses
+import faulthandler
 import itertools
 import json
 import multiprocessing
+import contextlib
 import signal
 import threading
 import time
 import traceback
+from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 from multiprocessing.queues import Queue
 from multiprocessing.synchronize import Event
-from pathlib import Path
 from queue import Empty
-from typing import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable, Iterator
 
 from dnsse.coverage.arcs import Arc, ArcRecorder
 from dnsse.engine.bugs import Bug
 from dnsse.engine.inconclusive import Inconclusive
 from dnsse.engine.choices import Choice
 from dnsse.engine.execution import Limits
+from dnsse.engine.flight import FlightRecorder, recorder_capacity
+from dnsse.engine.memory import is_exhausted
 from dnsse.engine.runner import ExecutionResult
 from dnsse.engine.target import LoadedTarget
 from dnsse.errors import BadInput
@@ -66,12 +72,18 @@ from dnsse.search.campaign import (
 )
 from dnsse.search.registry import make_strategy
 from dnsse.search.strategy import Strategy, notes_of
+from dnsse.search.worker_death import MAX_DEATHS_WITHOUT_PROGRESS, WorkerFiles, death_message
+from dnsse.search.worker_pool import WorkerPool
+
+if TYPE_CHECKING:
+    from dnsse.search.control import CampaignControl
 
 # How often the parent looks at its workers while no report arrives.
 POLL_S = 0.2
-# How long stopped workers may take to finish their execution before they are terminated.
+# The queue-based workers of a divided dfs (dnsse.search.parallel_dfs), and the helpers below that
+# watch them: how long stopped workers may take to finish, and how long the last reports of a
+# worker that ended normally may lag its exit.
 GRACE_S = 3.0
-# A worker that ended normally has said so; its last reports may lag its exit by this much.
 EXIT_SETTLE_S = 1.0
 
 Send = Callable[..., None]
@@ -83,19 +95,21 @@ def run_parallel(
     on_bug: Callable[[FoundBug], None] | None = None,
     on_start: Callable[[LoadedTarget, Framework], None] | None = None,
     on_execution: Callable[[int, ExecutionResult, ArcRecorder | None], None] | None = None,
+    control: CampaignControl | None = None,
 ) -> CampaignResult:
     """The campaign of :func:`~dnsse.search.campaign.run_campaign`, run by ``config.workers`` processes.
 
     Execution numbers (``on_execution``, each bug's ``execution``) are the
     global index + 1, as in a sequential campaign; ``executions`` counts the
-    reports the parent received. A script that calls this needs the
-    ``if __name__ == "__main__":`` guard that spawned processes ask for.
+    reports the parent received and the executions workers died in. A
+    script that calls this needs the ``if __name__ == "__main__":`` guard
+    that spawned processes ask for. ``control``'s stop signal stops the workers.
     """
     if hasattr(strategy, "exhausted"):
-        # Imported here because the divided search is built on this module.
-        from dnsse.search.parallel_dfs import run_parallel_dfs
-
-        return run_parallel_dfs(config, on_bug, on_start, on_execution)
+        raise BadInput(
+            f"the {strategy.name} strategy is a systematic search: each execution follows from all the ones "
+            "before, so it runs in one process. Drop --workers, or search in parallel with random, pct or pos"
+        )
     campaign = Campaign(config, on_bug, feedback=wants_feedback(strategy))
     with campaign.framework.activate():
         campaign.prepare()
@@ -108,41 +122,43 @@ def run_parallel(
         if config.time_budget is None
         else time.time() + config.time_budget - (time.perf_counter() - campaign.started)
     )
-    context = multiprocessing.get_context("spawn")
-    queue = context.Queue()
-    stop = context.Event()
-    processes = [
-        context.Process(
-            target=_work,
-            args=(_settings(config, campaign.target, worker, workers, deadline), queue, stop),
-            name=f"dnsse-worker-{worker}",
-            # If the parent dies without cleaning up, multiprocessing still ends its daemons.
-            daemon=True,
-        )
-        for worker in range(workers)
-    ]
+    pool = WorkerPool(
+        _work, lambda worker, start, files: _settings(config, campaign.target, worker, workers, deadline, start, files)
+    )
     notes: dict[int, dict[str, int]] = {}
     try:
-        with _sigint_ignored():
-            for process in processes:
-                process.start()
-        executions = _collect(campaign, processes, queue, stop, on_execution, notes)
+        for worker in range(workers):
+            pool.start(worker, worker)
+        executions = _collect(campaign, pool, workers, deadline, on_execution, notes, control)
     finally:
-        _shut_down(processes, queue, stop)
+        pool.shut_down()
     search: dict[str, int] = {}
     for counts in notes.values():
         for name, count in counts.items():
             search[name] = search.get(name, 0) + count
-    return campaign.result(strategy.name, executions, search=search)
+    result = campaign.result(strategy.name, executions, search=search)
+    result.interrupted = control.stop_signal if control is not None else None
+    return result
 
 
-def _settings(config: CampaignConfig, target: LoadedTarget, worker: int, workers: int, deadline: float | None) -> str:
+def _settings(
+    config: CampaignConfig,
+    target: LoadedTarget,
+    worker: int,
+    workers: int,
+    deadline: float | None,
+    start: int | None = None,
+    files: WorkerFiles | None = None,
+) -> str:
     """What a worker needs to rebuild the campaign, as JSON (paths made absolute)."""
     return json.dumps(
         {
             "worker": worker,
             "workers": workers,
+            "start": worker if start is None else start,
             "deadline": deadline,
+            "flight": str(files.flight) if files is not None else None,
+            "faults_file": str(files.faults) if files is not None else None,
             "target": str(target.spec),
             "framework": target.framework,
             "world_size": config.world_size,
@@ -165,54 +181,113 @@ def _settings(config: CampaignConfig, target: LoadedTarget, worker: int, workers
 
 def _collect(
     campaign: Campaign,
-    processes: list[BaseProcess],
-    queue: Queue,
-    stop: Event,
+    pool: WorkerPool,
+    workers: int,
+    deadline: float | None,
     on_execution: Callable[[int, ExecutionResult, ArcRecorder | None], None] | None,
     notes: dict[int, dict[str, int]],
+    control: CampaignControl | None,
 ) -> int:
     """Receive reports until every worker is done; the number of executions reported.
 
-    ``notes`` gets each worker's latest strategy notes (counts over its executions so far).
+    ``notes`` gets each worker's latest strategy notes (counts over its
+    executions so far). A worker that dies is replaced after the execution
+    it died in, which is recorded as a ``crash`` bug.
     """
     config = campaign.config
     executions = 0
-    running = set(range(len(processes)))
-    dead_since: dict[int, float] = {}
+    running = set(range(workers))
+    last = {worker: worker - workers for worker in running}  # the last index each worker reported
+    fruitless = {worker: 0 for worker in running}  # deaths in a row with no execution in between
+    found: dict[int, dict] = {}  # a bug each worker found and is minimizing, as found
+    source = campaign.target.spec.path.name
     while running:
-        try:
-            message = json.loads(queue.get(timeout=POLL_S))
-        except Empty:
-            _check_alive(processes, running, dead_since)
-            continue
-        kind, worker = message["kind"], message["worker"]
-        # "started" needs no answer: a worker sends it only to start its queue's feeder thread.
-        if kind == "done":
-            running.discard(worker)
-        elif kind == "failed":
-            raise _worker_failure(worker, message)
-        elif kind == "execution":
-            executions += 1
-            notes[worker] = message["notes"]
-            number = message["index"] + 1
-            result = result_from_report(message)
-            merge_reported_arcs(campaign.recorder, message["arcs"])
-            adopt = getattr(campaign.framework, "adopt_semantics", None)
-            if adopt is not None:
-                adopt(message["semantics"])
-            if on_execution is not None:
-                on_execution(number, result, campaign.recorder)
-            # Without keep_going only the first bug counts; workers may report more before they stop.
-            if result.inconclusive is not None:
-                campaign.record(result, number)
-                if not config.keep_going:
-                    stop.set()  # like a bug: the next executions would likely hang too
-            elif result.bug is not None and (config.keep_going or not campaign.found):
-                if not config.keep_going:
-                    stop.set()  # first, so that workers wind down while the parent minimizes
-                with campaign.framework.activate():
-                    campaign.record(result, number)
+        if control is not None and control.stop_signal is not None:
+            pool.stop.value = True
+        for worker, message in pool.receive(POLL_S):
+            if message is None:
+                death = pool.death(worker)
+                index = death.index
+                unshrunk = found.pop(worker, None)
+                if unshrunk is not None:
+                    # It died minimizing a bug: the bug as found stands (its run did not kill the worker).
+                    executions += 1
+                    _record(campaign, pool, unshrunk["index"], result_from_report(unshrunk), on_execution)
+                if index is None:
+                    fruitless[worker] += 1
+                    if fruitless[worker] >= MAX_DEATHS_WITHOUT_PROGRESS:
+                        raise BadInput(death_message(death))
+                    following = last[worker] + workers
+                else:
+                    fruitless[worker] = 0
+                    executions += unshrunk is None or unshrunk["index"] != index
+                    result = death.crash(pool.files(worker), source)
+                    result.inputs = dict(campaign.pinned)
+                    _record(campaign, pool, index, result, on_execution, rerunnable=False)
+                    last[worker] = following = index + workers
+                if _share_left(config.budget, following, deadline) and not pool.stop.value:
+                    pool.start(worker, following)
+                else:
+                    running.discard(worker)
+                continue
+            kind = message["kind"]
+            if kind == "done":
+                pool.release(worker)
+                running.discard(worker)
+            elif kind == "replace":
+                pool.release(worker)
+                following = message["index"] + workers
+                if _share_left(config.budget, following, deadline) and not pool.stop.value:
+                    pool.start(worker, following)
+                else:
+                    running.discard(worker)
+            elif kind == "failed":
+                raise _worker_failure(worker, message)
+            elif kind == "found":
+                found[worker] = message
+            elif kind == "execution":
+                executions += 1
+                found.pop(worker, None)
+                fruitless[worker] = 0
+                last[worker] = message["index"]
+                notes[worker] = message["notes"]
+                merge_reported_arcs(campaign.recorder, message["arcs"])
+                adopt = getattr(campaign.framework, "adopt_semantics", None)
+                if adopt is not None:
+                    adopt(message["semantics"])
+                _record(campaign, pool, message["index"], result_from_report(message), on_execution)
     return executions
+
+
+def _record(
+    campaign: Campaign,
+    pool: WorkerPool,
+    index: int,
+    result: ExecutionResult,
+    on_execution: Callable[[int, ExecutionResult, ArcRecorder | None], None] | None,
+    rerunnable: bool = True,
+) -> None:
+    """One execution a worker ran (or died in): seen, and its bug recorded when it counts."""
+    number = index + 1
+    if on_execution is not None:
+        on_execution(number, result, campaign.recorder)
+    keep_going = campaign.config.keep_going
+    if result.inconclusive is not None:
+        campaign.record(result, number)
+        if not keep_going:
+            pool.stop.value = True  # like a bug: the next executions would likely hang too
+    # Without keep_going only the first bug counts; workers may report more before they stop.
+    elif result.bug is not None and (keep_going or not campaign.found):
+        if not keep_going:
+            pool.stop.value = True  # first, so that workers wind down while the parent confirms
+        with campaign.framework.activate():
+            # Workers minimize the bugs they find: the parent replays only runs that did not kill a worker.
+            campaign.record(result, number, shrink=False, rerunnable=rerunnable)
+
+
+def _share_left(budget: int | None, index: int, deadline: float | None) -> bool:
+    """Whether a worker starting at ``index`` would have executions to run."""
+    return (budget is None or index < budget) and (deadline is None or time.time() < deadline)
 
 
 def result_from_report(message: dict) -> ExecutionResult:
@@ -245,6 +320,102 @@ def _worker_failure(worker: int, message: dict) -> BadInput:
     # --debug prints notes with the traceback: there the worker's own traceback shows.
     failure.add_note(f"traceback in worker {worker}:\n{message['traceback']}")
     return failure
+
+
+def _work(settings_text: str, pipe: Connection, stop: ctypes.c_bool) -> None:
+    """The body of a worker process: run its share of the executions and report each one."""
+    settings = json.loads(settings_text)
+    worker = settings["worker"]
+
+    def send(kind: str, **fields: object) -> None:
+        pipe.send_bytes(json.dumps({"kind": kind, "worker": worker, **fields}).encode())
+
+    # A fatal signal leaves the program's Python stacks for the parent's crash report.
+    fault_log = open(settings["faults_file"], "w") if settings["faults_file"] else None  # noqa: SIM115
+    if fault_log is not None:
+        faulthandler.enable(file=fault_log, all_threads=True)
+    try:
+        replace_after = _run_share(settings, stop, send)
+    except BadInput as error:
+        send("failed", bad_input=True, error=str(error))
+    except Exception as error:  # noqa: BLE001 - any crash must reach the parent as a message, not a hang
+        send(
+            "failed", bad_input=False, error=f"{type(error).__name__}: {error}", traceback=traceback.format_exc()
+        )
+    else:
+        if replace_after is None:
+            send("done")
+        else:
+            send("replace", index=replace_after)
+
+
+def _run_share(settings: dict, stop: ctypes.c_bool, send: Send) -> int | None:
+    """Run and report executions; the index after which a fresh process should go on, if one should."""
+    worker, workers, deadline = settings["worker"], settings["workers"], settings["deadline"]
+    config = config_from_settings(settings)
+    strategy = make_strategy(
+        config.strategy, config.seed, config.pct_depth, advisor=advisor_setup(config, worker, workers)
+    )
+    campaign = Campaign(config, feedback=wants_feedback(strategy))
+    watch_for(campaign, strategy)
+    recorder = None
+    if settings["flight"] is not None:
+        recorder = FlightRecorder(Path(settings["flight"]), recorder_capacity(config.limits.max_steps))
+        campaign.watch(recorder)
+        campaign.flight = recorder
+    parent = multiprocessing.parent_process()
+    reported: dict[str, set[Arc]] = {}
+    shrunk: set[tuple[str, str]] = set()
+    with campaign.framework.activate():
+        campaign.prepare()
+        for index in itertools.count(settings["start"], workers):
+            if config.budget is not None and index >= config.budget:
+                break
+            if stop.value or (deadline is not None and time.time() >= deadline):
+                break
+            if parent is not None and not parent.is_alive():
+                break  # nobody left to report to
+            chooser = strategy.chooser_for(index)
+            if recorder is not None:
+                recorder.begin(index + 1)
+                chooser = recorder.wrap(chooser)
+            try:
+                result = campaign.execute(chooser)
+            finally:
+                if recorder is not None:
+                    recorder.end()
+            strategy.observe(result)
+            shown = result
+            if result.bug is not None and result.bug.signature() not in shrunk:
+                # Minimizing tries other schedules and values, which may kill this process:
+                # the parent holds the bug as found until the minimized one arrives.
+                shrunk.add(result.bug.signature())
+                send("found", **_report(index, result))
+                shown = campaign.minimized(result, index + 1)
+            send(
+                "execution",
+                **_report(index, shown),
+                arcs=new_arcs(campaign.recorder, reported),
+                notes=notes_of(strategy),
+                semantics=getattr(campaign.framework, "semantics", None),
+            )
+            if is_exhausted(result.bug):
+                return index  # the allocator may keep what the program took: a fresh process goes on
+    return None
+
+
+def _report(index: int, result: ExecutionResult) -> dict:
+    """An execution's outcome as JSON; :func:`result_from_report` reads it back."""
+    return {
+        "index": index,
+        "bug": result.bug.to_json() if result.bug is not None else None,
+        "choices": [choice.to_json() for choice in result.choices],
+        "inputs": {name: show_value(value) for name, value in result.inputs.items()},
+        "steps": result.steps,
+        "elapsed_s": result.elapsed_s,
+        "divergence": result.divergence,
+        "inconclusive": result.inconclusive.to_json() if result.inconclusive is not None else None,
+    }
 
 
 def _check_alive(processes: list[BaseProcess], running: set[int], dead_since: dict[int, float]) -> None:
@@ -303,29 +474,6 @@ def _sigint_ignored() -> Iterator[None]:
         signal.signal(signal.SIGINT, previous)
 
 
-def _work(settings_text: str, queue: Queue, stop: Event) -> None:
-    """The body of a worker process: run its share of the executions and report each one."""
-    settings = json.loads(settings_text)
-    worker = settings["worker"]
-
-    def send(kind: str, **fields: object) -> None:
-        queue.put(json.dumps({"kind": kind, "worker": worker, **fields}))
-
-    # The first put starts the queue's feeder thread. It must be a real thread,
-    # so it starts before activate() (threads targets replace threading.Thread).
-    send("started")
-    try:
-        _run_share(settings, stop, send)
-    except BadInput as error:
-        send("failed", bad_input=True, error=str(error))
-    except Exception as error:  # noqa: BLE001 - any crash must reach the parent as a message, not a hang
-        send(
-            "failed", bad_input=False, error=f"{type(error).__name__}: {error}", traceback=traceback.format_exc()
-        )
-    else:
-        send("done")
-
-
 def config_from_settings(settings: dict) -> CampaignConfig:
     """The campaign a worker runs, from the parent's JSON settings."""
     return CampaignConfig(
@@ -346,43 +494,6 @@ def config_from_settings(settings: dict) -> CampaignConfig:
         inputs=settings["inputs"],
         advisor=model_settings_from_json(settings["advisor"]),
     )
-
-
-def _run_share(settings: dict, stop: Event, send: Send) -> None:
-    worker, workers, deadline = settings["worker"], settings["workers"], settings["deadline"]
-    config = config_from_settings(settings)
-    strategy = make_strategy(
-        config.strategy, config.seed, config.pct_depth, advisor=advisor_setup(config, worker, workers)
-    )
-    campaign = Campaign(config, feedback=wants_feedback(strategy))
-    watch_for(campaign, strategy)
-    parent = multiprocessing.parent_process()
-    reported: dict[str, set[Arc]] = {}
-    with campaign.framework.activate():
-        campaign.prepare()
-        for index in itertools.count(worker, workers):
-            if config.budget is not None and index >= config.budget:
-                break
-            if stop.is_set() or (deadline is not None and time.time() >= deadline):
-                break
-            if parent is not None and not parent.is_alive():
-                break  # nobody left to report to
-            result = campaign.execute(strategy.chooser_for(index))
-            strategy.observe(result)
-            send(
-                "execution",
-                index=index,
-                bug=result.bug.to_json() if result.bug is not None else None,
-                choices=[choice.to_json() for choice in result.choices],
-                inputs={name: show_value(value) for name, value in result.inputs.items()},
-                steps=result.steps,
-                elapsed_s=result.elapsed_s,
-                divergence=result.divergence,
-                inconclusive=result.inconclusive.to_json() if result.inconclusive is not None else None,
-                arcs=new_arcs(campaign.recorder, reported),
-                notes=notes_of(strategy),
-                semantics=getattr(campaign.framework, "semantics", None),
-            )
 
 
 def new_arcs(recorder: ArcRecorder | None, reported: dict[str, set[Arc]]) -> dict[str, list[list[int]]]:

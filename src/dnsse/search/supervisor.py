@@ -42,7 +42,8 @@ from pathlib import Path
 from typing import IO, Iterator
 
 from dnsse.engine.bugs import Bug, BugKind
-from dnsse.engine.flight import RECORD_FILE, SUPERVISED_ENV, FlightRecord, read_flight_record
+from dnsse.engine.memory import limit_memory
+from dnsse.engine.flight import RECORD_FILE, SUPERVISED_ENV, FlightRecord, read_flight_record, supervised_directory
 from dnsse.report.trace import Trace, read_trace, write_trace
 from dnsse.search.control import TEMPLATE_FILE
 
@@ -53,6 +54,8 @@ OWN_EXITS = frozenset({0, 1, 2, 3, 130, 143})
 # How long a child may take to finish its current execution once asked to stop, beyond its wall-clock limit.
 STOP_GRACE_S = 10.0
 FAULT_FILE = "faults"
+# Written by the child as it exits by itself, with its status: an ``os._exit(3)`` of the program is no exit 3 of dnsse.
+ENDED_FILE = "ended"
 MAX_RESTARTS = 1000
 
 
@@ -64,21 +67,24 @@ class ChildEnd:
     record: FlightRecord | None
     interrupted: int | None  # the signal this process passed on, if any
     killed: bool  # this process had to kill it
+    # Whether dnsse in the child said it ends with ``status`` (see mark_ended): else the program ended it.
+    ended: bool = False
 
     @property
     def crashed(self) -> bool:
         if self.killed:
             return False
         in_execution = self.record is not None and self.record.executing
-        return in_execution or self.status not in OWN_EXITS | {RESTART}
+        return in_execution or not self.ended or self.status not in OWN_EXITS | {RESTART}
 
 
 class Supervisor:
     """Runs ``python -m dnsse.cli ARGS`` in a child process, watched."""
 
-    def __init__(self, arguments: list[str], stop_after_s: float) -> None:
+    def __init__(self, arguments: list[str], stop_after_s: float, memory_limit: int | None = None) -> None:
         self.arguments = arguments
         self.stop_after_s = stop_after_s
+        self.memory_limit = memory_limit
         self.directory = Path(tempfile.mkdtemp(prefix="dnsse-supervised-"))
         self.child: subprocess.Popen | None = None
         self.interrupted: int | None = None
@@ -89,7 +95,7 @@ class Supervisor:
 
     def run(self, extra: list[str] = ()) -> ChildEnd:  # type: ignore[assignment]
         """Run the child to its end; Ctrl-C and SIGTERM are passed on to it."""
-        for name in (RECORD_FILE, TEMPLATE_FILE, FAULT_FILE):
+        for name in (RECORD_FILE, TEMPLATE_FILE, FAULT_FILE, ENDED_FILE):
             with contextlib.suppress(FileNotFoundError):
                 (self.directory / name).unlink()
         self._killed = False
@@ -99,24 +105,25 @@ class Supervisor:
             env={**os.environ, SUPERVISED_ENV: str(self.directory)},
             stdout=subprocess.PIPE if relay else None,
             stderr=subprocess.PIPE if relay else None,
-            preexec_fn=_die_with_parent,
+            preexec_fn=self._prepare_child,
         )
         relays = [_relay(self.child.stdout, sys.stdout), _relay(self.child.stderr, sys.stderr)] if relay else []
         with self._signals_passed_on():
             status = self._wait()
         for thread in relays:
             thread.join()
-        return ChildEnd(status, read_flight_record(self.directory / RECORD_FILE), self.interrupted, self._killed)
+        record = read_flight_record(self.directory / RECORD_FILE)
+        return ChildEnd(status, record, self.interrupted, self._killed, ended=_ended_with(self.directory, status))
+
+    def _prepare_child(self) -> None:
+        """In the child, before it runs: it dies with this process, and within its memory limit."""
+        _die_with_parent()
+        if self.memory_limit is not None:
+            limit_memory(self.memory_limit)
 
     def fault_lines(self, source: str) -> list[str]:
         """What faulthandler wrote when the child died: its headline and the program's frames."""
-        try:
-            lines = (self.directory / FAULT_FILE).read_text(errors="replace").splitlines()
-        except OSError:
-            return []
-        headline = [line for line in lines[:1] if line.startswith("Fatal Python error")]
-        frames = [line.strip() for line in lines if source in line]
-        return headline + frames[:8]
+        return read_fault_lines(self.directory / FAULT_FILE, source)
 
     def template(self) -> dict | None:
         try:
@@ -162,6 +169,17 @@ class Supervisor:
                 signal.signal(sig, handler)
 
 
+def read_fault_lines(path: Path, source: str) -> list[str]:
+    """What faulthandler wrote into ``path``: its headline and the frames in the file named ``source``."""
+    try:
+        lines = path.read_text(errors="replace").splitlines()
+    except OSError:
+        return []
+    headline = [line for line in lines[:1] if line.startswith("Fatal Python error")]
+    frames = [line.strip() for line in lines if source in line]
+    return headline + frames[:8]
+
+
 def crash_bug(end: ChildEnd, fault_lines: list[str]) -> Bug:
     """The ``crash`` bug of a child that died in an execution."""
     status = end.status
@@ -202,6 +220,21 @@ def crash_trace(supervisor: Supervisor, bug: Bug, record: FlightRecord, out: Pat
     draft.write_text(json.dumps(template), encoding="utf-8")
     trace: Trace = read_trace(draft)
     return write_trace(trace, out)
+
+
+def mark_ended(status: int) -> None:
+    """In a supervised child about to exit with ``status``: say that dnsse, not the program, ends it."""
+    directory = supervised_directory()
+    if directory is not None:
+        with contextlib.suppress(OSError):
+            (directory / ENDED_FILE).write_text(str(status), encoding="utf-8")
+
+
+def _ended_with(directory: Path, status: int) -> bool:
+    try:
+        return int((directory / ENDED_FILE).read_text(encoding="utf-8")) == status
+    except (OSError, ValueError):
+        return False
 
 
 def _die_with_parent() -> None:

@@ -43,3 +43,21 @@ def sometimes_exits(flag: bool = False) -> None:
     """Crashes in the executions where the input is true, passes in the others."""
     if flag:
         os._exit(3)
+
+
+def crash_or_race(flag: bool = False) -> None:
+    """Crashes where the input is true; elsewhere two threads may lose an update."""
+    if flag:
+        os._exit(3)
+    box = [0]
+
+    def add() -> None:
+        value = box[0]
+        box[0] = value + 1
+
+    threads = [threading.Thread(target=add) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert box[0] == 2, f"lost an update: {box[0]}"

@@ -1,0 +1,144 @@
+"""The worker processes of a parallel campaign: started, heard, replaced when they die, stopped.
+
+Each worker has a pipe of its own to the parent and writes each report into
+it before its next execution starts, so a worker that dies (a segfault,
+``os._exit``, a fatal signal, the out-of-memory killer) has delivered every
+report of the executions it finished, and can corrupt no other worker's
+channel: a queue shared by all workers would be left locked by a writer that
+died holding its lock. For the same reason the stop flag is a byte of shared
+memory, read and written without a lock. A dead worker's pipe reads as
+closed; :meth:`WorkerPool.death` then says how it died and in which execution
+(see :mod:`dnsse.search.worker_death`), and :meth:`WorkerPool.start` puts a
+fresh process in its place.
+
+Processes are spawned, never forked: the parent has threads (torch's pools,
+agents of past executions unwinding) that a fork would copy in whatever
+state they were in.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import json
+import multiprocessing
+import shutil
+import signal
+import tempfile
+import threading
+import time
+from multiprocessing.connection import Connection, wait
+from multiprocessing.process import BaseProcess
+from pathlib import Path
+from typing import Callable, Iterator
+
+from dnsse.search.worker_death import Death, WorkerFiles, death_of
+
+# How long stopped workers may take to finish their execution before they are terminated.
+GRACE_S = 3.0
+# How long a worker whose pipe closed may take to be reaped.
+REAP_S = 5.0
+
+# A worker's body: (its settings as JSON, the writing end of its pipe, the shared stop flag).
+Body = Callable[[str, Connection, "ctypes.c_bool"], None]
+
+
+class WorkerPool:
+    """Worker processes running ``body``; ``settings(worker, start, files)`` says what each one runs."""
+
+    def __init__(self, body: Body, settings: Callable[[int, int, WorkerFiles], str]) -> None:
+        self._context = multiprocessing.get_context("spawn")
+        self._body = body
+        self._settings = settings
+        self.stop = self._context.RawValue(ctypes.c_bool, False)
+        self.directory = Path(tempfile.mkdtemp(prefix="dnsse-workers-"))
+        self._processes: dict[int, BaseProcess] = {}
+        self._pipes: dict[int, Connection] = {}
+        self._ended: list[BaseProcess] = []
+
+    def files(self, worker: int) -> WorkerFiles:
+        return WorkerFiles.of(self.directory, worker)
+
+    def start(self, worker: int, start: int) -> None:
+        """Start (or restart) worker ``worker`` at execution index ``start``."""
+        files = self.files(worker)
+        for path in (files.flight, files.faults):
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+        reader, writer = self._context.Pipe(duplex=False)
+        process = self._context.Process(
+            target=self._body,
+            args=(self._settings(worker, start, files), writer, self.stop),
+            name=f"dnsse-worker-{worker}",
+            # If the parent dies without cleaning up, multiprocessing still ends its daemons.
+            daemon=True,
+        )
+        with _sigint_ignored():
+            process.start()
+        writer.close()  # the worker holds the only writing end: its death closes the pipe
+        self._processes[worker] = process
+        self._pipes[worker] = reader
+
+    def receive(self, timeout: float) -> Iterator[tuple[int, dict | None]]:
+        """The messages that arrived within ``timeout``, by worker; ``None``: that worker's pipe closed."""
+        ready = wait(list(self._pipes.values()), timeout=timeout)
+        for worker, pipe in list(self._pipes.items()):
+            if pipe not in ready:
+                continue
+            try:
+                yield worker, json.loads(pipe.recv_bytes())
+            except (EOFError, OSError, ValueError):
+                # Closed, or a report cut short by the writer's death.
+                yield worker, None
+
+    def release(self, worker: int) -> None:
+        """Worker ``worker`` said it is done: stop listening to it (it is joined at shutdown)."""
+        self._pipes.pop(worker).close()
+        self._ended.append(self._processes.pop(worker))
+
+    def death(self, worker: int) -> Death:
+        """Worker ``worker``'s pipe closed without its saying it was done: how it died."""
+        process = self._processes.pop(worker)
+        self._pipes.pop(worker).close()
+        process.join(timeout=REAP_S)
+        if process.is_alive():  # it closed its end but lives on: it is of no use any more
+            process.kill()
+            process.join()
+        return death_of(worker, process.exitcode, self.files(worker))
+
+    def shut_down(self) -> None:
+        """Stop the workers, give them a grace period to finish, then terminate the rest; join all."""
+        self.stop.value = True
+        running = list(self._processes.values()) + self._ended
+        try:
+            until = time.perf_counter() + GRACE_S
+            while any(process.is_alive() for process in running) and time.perf_counter() < until:
+                # A worker blocked on a full pipe finishes its report once the parent reads it.
+                for worker, message in self.receive(timeout=0.1):
+                    if message is None:
+                        self._pipes.pop(worker).close()
+        finally:
+            for process in running:
+                if process.is_alive():
+                    process.terminate()
+            for process in running:
+                process.join(timeout=GRACE_S)
+                if process.is_alive():
+                    process.kill()
+                    process.join()
+            for pipe in self._pipes.values():
+                pipe.close()
+            shutil.rmtree(self.directory, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def _sigint_ignored() -> Iterator[None]:
+    """Start workers with SIGINT ignored (they inherit it), so Ctrl-C stops them through the parent."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # only the main thread handles signals; a campaign run from another thread keeps them as they are
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
