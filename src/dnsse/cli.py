@@ -26,7 +26,7 @@ from dnsse.engine.memory import default_memory_limit, parse_memory_limit
 from dnsse.errors import BadInput, NotUnderControl
 from dnsse.report.options import add_output_options, add_report_command
 from dnsse.search.control import CampaignControl, RestartNeeded
-from dnsse.search.resume import load_state
+from dnsse.search.resume import load_state, state_path
 from dnsse.search.supervisor import FAULT_FILE, RESTART, mark_ended
 from dnsse.search.registry import BUILT, DEFAULT, PLANNED
 from dnsse.validation import (
@@ -316,9 +316,15 @@ def finish_check(arguments: argparse.Namespace, result: CampaignResult, stories:
     status = EXIT_BUG if result.bugs else EXIT_CLEAN
     if result.interrupted is not None:
         status = EXIT_TERMINATED if result.interrupted == signal.SIGTERM else EXIT_INTERRUPTED
+        # Campaigns of --workers or --ray-address save no state: their executions do not end in order.
+        resumable = state_path(arguments.out).exists()
         sys.stderr.write(
             f"dnsse: interrupted after {result.executions} executions; the reports so far are written. "
-            f"Continue the campaign with the same command and --resume {shlex.quote(str(arguments.out))}\n"
+            + (
+                f"Continue the campaign with the same command and --resume {shlex.quote(str(arguments.out))}\n"
+                if resumable
+                else "Campaigns of --workers or --ray-address cannot be resumed; run it again\n"
+            )
         )
     if result.inconclusive:
         _warn_inconclusive(result, arguments.quiet)

@@ -96,3 +96,12 @@ def test_executions_leave_no_directory_behind_even_when_the_process_dies(tmp_pat
     )
     assert found.returncode == 1, output(found)
     assert list(scratch.iterdir()) == []
+
+
+def test_a_program_that_exits_with_dnsse_own_status_is_a_crash_in_check_and_replay(tmp_path: Path) -> None:
+    found = run_cli("check", target("crashes.py:exits_three"), "--out", str(tmp_path))
+    assert found.returncode == 1, output(found)
+    assert "crash" in found.stdout and "exited with status 3" in found.stdout
+    replayed = run_cli("replay", str(tmp_path / "bug-1.json"))
+    assert replayed.returncode == 1, output(replayed)
+    assert "reproduced" in replayed.stdout and "exited with status 3" in replayed.stdout

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -49,3 +52,38 @@ def test_a_crash_in_every_execution_ends_the_campaign_at_its_budget(tmp_path: Pa
     data, _ = _campaign(tmp_path, "sometimes_exits", "--keep-going", "--budget", "8", "--input", "flag=True")
     assert data["executions"] == 8
     assert [bug["kind"] for bug in data["bugs"]] == ["crash"]
+
+
+@pytest.mark.parametrize(
+    ("spec", "status", "says"),
+    [
+        ("hangs.py:pool_deadlock", 1, "deadlock"),
+        ("hangs.py:spinner", 0, "inconclusive"),
+        ("processes.py:pool", 2, "multiprocessing"),
+    ],
+)
+def test_no_hostile_target_hangs_a_campaign_of_two_workers(spec: str, status: int, says: str, tmp_path: Path) -> None:
+    # run_cli's timeout turns a hang into a failure.
+    result = run_cli(
+        "check", target(spec), "--workers", "2", "--budget", "4", "--keep-going", "--execution-timeout", "2",
+        "--out", str(tmp_path), timeout=240,
+    )
+    assert result.returncode == status, output(result)
+    assert says in output(result)
+
+
+def test_ctrl_c_stops_a_campaign_of_two_workers_with_its_report(tmp_path: Path) -> None:
+    report = tmp_path / "report.json"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "dnsse.cli", "check", target("slow.py:racy"), "--input", "rounds=30", "--workers", "2",
+         "--strategy", "random", "--keep-going", "--budget", "100000", "--out", str(tmp_path / "traces"),
+         "--json", str(report)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    assert process.stdout is not None
+    assert "dnsse: checking" in process.stdout.readline()
+    process.send_signal(signal.SIGINT)
+    stdout, stderr = process.communicate(timeout=240)
+    assert process.returncode == 130, stdout + stderr
+    assert "interrupted after" in stderr and "cannot be resumed" in stderr
+    assert json.loads(report.read_text())["executions"] < 100000

@@ -29,14 +29,16 @@ each of their executions follows from all the ones before.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import dataclasses
 import faulthandler
 import itertools
 import json
 import multiprocessing
-import contextlib
+import os
 import signal
+import sys
 import threading
 import time
 import traceback
@@ -123,7 +125,7 @@ def run_parallel(
         else time.time() + config.time_budget - (time.perf_counter() - campaign.started)
     )
     pool = WorkerPool(
-        _work, lambda worker, start, files: _settings(config, campaign.target, worker, workers, deadline, start, files)
+        _worker_main, lambda worker, start, files: _settings(config, campaign.target, worker, workers, deadline, start, files)
     )
     notes: dict[int, dict[str, int]] = {}
     try:
@@ -322,6 +324,16 @@ def _worker_failure(worker: int, message: dict) -> BadInput:
     return failure
 
 
+def _worker_main(settings_text: str, pipe: Connection, stop: ctypes.c_bool) -> None:
+    """A worker process: its share, then an exit no thread of the program can hold up (see dnsse.cli.exit_now)."""
+    _work(settings_text, pipe, stop)
+    pipe.close()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(0)
+
+
 def _work(settings_text: str, pipe: Connection, stop: ctypes.c_bool) -> None:
     """The body of a worker process: run its share of the executions and report each one."""
     settings = json.loads(settings_text)
@@ -399,8 +411,10 @@ def _run_share(settings: dict, stop: ctypes.c_bool, send: Send) -> int | None:
                 notes=notes_of(strategy),
                 semantics=getattr(campaign.framework, "semantics", None),
             )
-            if is_exhausted(result.bug):
-                return index  # the allocator may keep what the program took: a fresh process goes on
+            if result.abandoned or is_exhausted(result.bug):
+                # Threads that would not stop slow every later execution, and the allocator may keep
+                # the memory the program took: a fresh process goes on.
+                return index
     return None
 
 

@@ -73,7 +73,7 @@ class WorkerPool:
             # If the parent dies without cleaning up, multiprocessing still ends its daemons.
             daemon=True,
         )
-        with _sigint_ignored():
+        with _sigint_blocked():
             process.start()
         writer.close()  # the worker holds the only writing end: its death closes the pipe
         self._processes[worker] = process
@@ -132,13 +132,17 @@ class WorkerPool:
 
 
 @contextlib.contextmanager
-def _sigint_ignored() -> Iterator[None]:
-    """Start workers with SIGINT ignored (they inherit it), so Ctrl-C stops them through the parent."""
+def _sigint_blocked() -> Iterator[None]:
+    """Start workers with SIGINT blocked (they inherit the mask), so Ctrl-C stops them through the parent.
+
+    Blocked, not ignored: a Ctrl-C that comes while a worker starts stays
+    pending here and reaches the parent's handler once unblocked.
+    """
     if threading.current_thread() is not threading.main_thread():
         yield  # only the main thread handles signals; a campaign run from another thread keeps them as they are
         return
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})

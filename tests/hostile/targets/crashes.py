@@ -61,3 +61,10 @@ def crash_or_race(flag: bool = False) -> None:
     for thread in threads:
         thread.join()
     assert box[0] == 2, f"lost an update: {box[0]}"
+
+
+def exits_three() -> None:
+    """No inputs, and the status dnsse itself uses for its internal errors."""
+    worker = threading.Thread(target=os._exit, args=(3,))
+    worker.start()
+    worker.join()
