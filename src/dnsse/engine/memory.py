@@ -29,6 +29,10 @@ MIN_MEMORY_LIMIT = 128 * MIB
 DEFAULT_SHARE = 0.5
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?\s*$", re.IGNORECASE)
 _UNITS = {"": 1, "k": 1024, "m": MIB, "g": 1024 * MIB, "t": 1024 * 1024 * MIB}
+# glibc serves large blocks from its heap once a large block was freed (its mmap threshold grows), and
+# keeps that heap: a program that exhausted the limit would leave the process at the limit. A fixed
+# threshold maps every large block on its own and gives it back when it is freed.
+MEMORY_RETURNED = {"MALLOC_MMAP_THRESHOLD_": str(128 * 1024)}
 # What an allocation that failed says, by the exception's first words.
 _EXHAUSTED = ("MemoryError", "RuntimeError: DefaultCPUAllocator: can't allocate memory")
 

@@ -19,7 +19,7 @@ from dnsse.engine.execution import Limits
 from dnsse.engine.flight import FlightRecorder
 from dnsse.engine.hash_seed import current_hash_seed
 from dnsse.engine.inconclusive import Inconclusive
-from dnsse.engine.memory import memory_limit
+from dnsse.engine.memory import is_exhausted, memory_limit
 from dnsse.engine.runner import ExecutionResult, Monitor, run_execution
 from dnsse.engine.inputs import InputParameter, show_value
 from dnsse.engine.target import LoadedTarget, TargetSpec
@@ -234,6 +234,9 @@ class Campaign:
         if result.bug is None or result.bug.signature() in self._seen:
             return None
         self._seen.add(result.bug.signature())
+        # Memory exhausted: running it again here would exhaust it again in a process already near the
+        # limit; its trace is written as recorded and replayed in a fresh process by `dnsse replay`.
+        rerunnable = rerunnable and not is_exhausted(result.bug)
         if shrink and rerunnable:
             result = self.minimized(result, execution)
         trace = _trace_of(self.config, self.target, self.framework, result, execution, self.suite, sorted(self.pinned))

@@ -398,7 +398,7 @@ def _run_share(settings: dict, stop: ctypes.c_bool, send: Send) -> int | None:
                     recorder.end()
             strategy.observe(result)
             shown = result
-            if result.bug is not None and result.bug.signature() not in shrunk:
+            if result.bug is not None and result.bug.signature() not in shrunk and not is_exhausted(result.bug):
                 # Minimizing tries other schedules and values, which may kill this process:
                 # the parent holds the bug as found until the minimized one arrives.
                 shrunk.add(result.bug.signature())

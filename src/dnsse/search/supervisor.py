@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import IO, Iterator
 
 from dnsse.engine.bugs import Bug, BugKind
-from dnsse.engine.memory import limit_memory
+from dnsse.engine.memory import MEMORY_RETURNED, limit_memory
 from dnsse.engine.flight import RECORD_FILE, SUPERVISED_ENV, FlightRecord, read_flight_record, supervised_directory
 from dnsse.report.trace import Trace, read_trace, write_trace
 from dnsse.search.control import TEMPLATE_FILE
@@ -102,7 +102,7 @@ class Supervisor:
         relay = _needs_relay()
         self.child = subprocess.Popen(
             [sys.executable, "-m", "dnsse.cli", *self.arguments, *extra],
-            env={**os.environ, SUPERVISED_ENV: str(self.directory)},
+            env={**os.environ, SUPERVISED_ENV: str(self.directory), **MEMORY_RETURNED},
             stdout=subprocess.PIPE if relay else None,
             stderr=subprocess.PIPE if relay else None,
             preexec_fn=self._prepare_child,
