@@ -172,8 +172,15 @@ def publish(results: dict, table: str) -> None:
         "own set-up inside the search call.\n\n"
         + SPEED_COMMANDS
         + table
+        + _containment_section()
     )
     (Path(__file__).resolve().parent.parent / "BENCHMARKS.md").write_text(text, encoding="utf-8")
+
+
+def _containment_section() -> str:
+    """The last figures of benchmarks/containment_cost.py --write, kept when the table is regenerated."""
+    path = Path(__file__).resolve().parent / "results" / "containment.md"
+    return "\n" + path.read_text(encoding="utf-8") if path.exists() else ""
 
 
 def _header(results: dict) -> str:
