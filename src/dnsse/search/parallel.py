@@ -108,10 +108,10 @@ def run_parallel(
     that spawned processes ask for. ``control``'s stop signal stops the workers.
     """
     if hasattr(strategy, "exhausted"):
-        raise BadInput(
-            f"the {strategy.name} strategy is a systematic search: each execution follows from all the ones "
-            "before, so it runs in one process. Drop --workers, or search in parallel with random, pct or pos"
-        )
+        # Imported here because the divided search is built on this module.
+        from dnsse.search.parallel_dfs import run_parallel_dfs
+
+        return run_parallel_dfs(config, on_bug, on_start, on_execution)
     campaign = Campaign(config, on_bug, feedback=wants_feedback(strategy))
     with campaign.framework.activate():
         campaign.prepare()
