@@ -28,25 +28,33 @@ This module is the bottom layer: it knows operations only as
 
 from __future__ import annotations
 
+import os
 import sys
 from collections import deque
 from dataclasses import dataclass, field
 from types import FrameType
 from typing import TYPE_CHECKING, Protocol
 
+import torch.overrides
 from torch.distributed import c10d_logger, distributed_c10d
 
 from dnsse.engine.agent import Wait
 from dnsse.engine.operation import Access, Operation
 
 if TYPE_CHECKING:
-    import torch
-
     from dnsse.frameworks.torch_dist.world import RankState
 
 _C10D_FILE = distributed_c10d.__file__
-# torch wraps its API in a logging decorator: its frames sit between the program and the API.
-_LOGGER_FILE = c10d_logger.__file__
+# Between the program and the API's wait: torch's logging decorator, and the
+# torch function dispatch that takes the call through each rank's mode.
+_API_FRAMES = frozenset(
+    {
+        _C10D_FILE,
+        c10d_logger.__file__,
+        torch.overrides.__file__,
+        os.path.join(os.path.dirname(__file__), "rank_mode.py"),
+    }
+)
 # A barrier's wait blocks the host under NCCL too: ProcessGroupNCCL synchronizes the stream for it.
 _HOST_WAITS = frozenset({"barrier", "monitored_barrier"})
 
@@ -174,7 +182,7 @@ def waits_on_stream(state: RankState, op: str, caller: FrameType) -> bool:
     if not uses_nccl(state) or op in _HOST_WAITS or caller.f_code.co_filename != _C10D_FILE:
         return False
     outer = caller.f_back
-    while outer is not None and outer.f_code.co_filename == _LOGGER_FILE:
+    while outer is not None and outer.f_code.co_filename in _API_FRAMES:
         outer = outer.f_back
     return outer is not None and outer.f_code.co_filename in state.world.execution.source_files
 
