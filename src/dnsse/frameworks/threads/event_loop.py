@@ -47,6 +47,7 @@ from typing import Any, Callable
 from dnsse.engine.agent import ThreadAgent, Wait
 from dnsse.engine.execution import ExecutionAborted, current_agent
 from dnsse.engine.operation import Access, Operation
+from dnsse.frameworks.threads.inheritance import captured
 from dnsse.frameworks.threads.runtime import MONOTONIC_BASE, runtime_for
 from dnsse.frameworks.threads.shared_state import traced
 
@@ -194,12 +195,20 @@ class ControlledLoop(asyncio.BaseEventLoop):
     def _process_events(self, event_list: list) -> None:
         """No selector: a controlled loop has no sockets or pipes."""
 
+    @property
+    def owner(self) -> ThreadAgent:
+        """The agent that runs this loop: its tasks act for it."""
+        return self._owner
+
     # ------------------------------------------------------------ task agents
     def _start_task_agent(self, task: asyncio.Task, handles: collections.deque) -> None:
         coroutine = task.get_coro()
         what = getattr(coroutine, "__name__", None) or type(coroutine).__name__
         label = f"Task-{self._runtime.number('asyncio.Task')} ({what})"
-        agent = ThreadAgent(self._execution, label, lambda: self._run_task(agent, task, handles), daemon=True)
+        # Created in the thread that creates the task, which stands for the loop's thread.
+        agent = ThreadAgent(
+            self._execution, label, lambda: self._run_task(agent, task, handles), daemon=True, on_start=captured()
+        )
         # A task runs in its loop's thread: current_thread() and get_ident() name that thread.
         self._runtime.attach(agent, self._runtime.handle_of(self._owner))
         if self._on_task_agent is not None:

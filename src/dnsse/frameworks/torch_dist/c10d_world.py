@@ -19,10 +19,9 @@ from typing import Any
 import torch.distributed as dist
 from torch.distributed import distributed_c10d
 
-from dnsse.engine.execution import current_agent
 from dnsse.frameworks.torch_dist.backend import ControlledProcessGroup
 from dnsse.frameworks.torch_dist.groups import Group, group_name
-from dnsse.frameworks.torch_dist.world import C10dState, RankState, current_rank
+from dnsse.frameworks.torch_dist.world import C10dState, current_rank, rank_here
 
 BACKEND = "dnsse"
 
@@ -45,8 +44,8 @@ class RankLocalWorld(distributed_c10d._World):
         self._outside = C10dState()
 
     def state(self) -> C10dState:
-        rank = getattr(current_agent(), "handle", None)
-        return rank.c10d if isinstance(rank, RankState) else self._outside
+        rank = rank_here()
+        return rank.c10d if rank is not None else self._outside
 
     default_pg = _rank_property("default_pg")
     pg_map = _rank_property("pg_map")

@@ -331,7 +331,7 @@ class Collectives:
     def unjoined(self, instance: Instance, waiter: int, ranks: list[RankState]) -> Bug | None:
         """The mismatch when a member that finished (or is exiting) never issued ``instance``."""
         for index, member in enumerate(instance.group.ranks):
-            if instance.parts[index] is None and (ranks[member].agent.done or ranks[member].exiting):
+            if instance.parts[index] is None and (ranks[member].main_agent.done or ranks[member].exiting):
                 issued = self.counts.get((instance.group.name, member), 0)
                 return self._never_joined(
                     instance,

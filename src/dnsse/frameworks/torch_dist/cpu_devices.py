@@ -19,9 +19,8 @@ from typing import Any, Callable, Iterator
 
 import torch
 
-from dnsse.engine.execution import current_agent
 from dnsse.frameworks.torch_dist.streams import uses_nccl, wait_for
-from dnsse.frameworks.torch_dist.world import RankState, choose_backend
+from dnsse.frameworks.torch_dist.world import choose_backend, rank_here
 
 _CPU = torch.device("cpu")
 # Tensor.to and what Module.to parses its arguments with: both take a device anywhere after the first.
@@ -88,7 +87,7 @@ def cuda_stand_ins(world_size: int, notice: Callable[[str], None]) -> Iterator[t
         if device_type.startswith("cuda"):
             notice(f'init_device_mesh("{device_type}")')
             device_type = "cpu"
-            state = _rank()
+            state = rank_here()
             if state is not None and not state.init_called:
                 choose_backend(state, "nccl")  # what torch picks for a CUDA mesh
         return init_mesh(device_type, *args, **kw)
@@ -96,14 +95,9 @@ def cuda_stand_ins(world_size: int, notice: Callable[[str], None]) -> Iterator[t
     yield device_mesh, "init_device_mesh", mesh_on_cpu
 
 
-def _rank() -> RankState | None:
-    state = getattr(current_agent(), "handle", None)
-    return state if isinstance(state, RankState) else None
-
-
 def synchronize(device: object = None) -> None:
     """``torch.cuda.synchronize()``: the host waits for every stream, NCCL's included."""
-    state = _rank()
+    state = rank_here()
     if state is None or not uses_nccl(state):
         return
     wait_for(state, state.streams.pending(), "torch.cuda.synchronize() waits for the NCCL streams")

@@ -4,7 +4,8 @@ The campaign registers the ``dnsse`` backend, gives each rank its own
 process-group state (:mod:`.c10d_world`), replaces the few setup functions
 of :mod:`.process_groups` in both ``torch.distributed`` and
 ``distributed_c10d``, and, where CUDA is missing, the CUDA entry points of
-:mod:`.cpu_devices`. Everything is put back on exit.
+:mod:`.cpu_devices`; asyncio tasks take over their rank's torch state
+(:func:`.rank_mode.task_carrier`). Everything is put back on exit.
 """
 
 from __future__ import annotations
@@ -19,8 +20,8 @@ from torch.distributed import distributed_c10d
 from dnsse.frameworks.torch_dist.c10d_world import RankLocalWorld, register_backend
 from dnsse.frameworks.torch_dist.cpu_devices import cuda_stand_ins
 from dnsse.frameworks.torch_dist.process_groups import REPLACEMENTS
-from dnsse.frameworks.torch_dist.uncontrolled import REFUSED
-from dnsse.engine.uncontrolled import refused
+from dnsse.frameworks.torch_dist.rank_mode import task_carrier
+from dnsse.frameworks.threads.inheritance import carry
 
 _MISSING = object()
 
@@ -51,10 +52,12 @@ def installed(world_size: int, notice: Callable[[str], None]) -> Iterator[None]:
     torch._C._distributed_c10d._set_thread_isolation_mode(True)
     # Backward runs on the rank's own thread, so DDP's hooks run under its control.
     autograd_threads = torch.autograd.set_multithreading_enabled(False)
+    # asyncio tasks a rank starts see its thread's torch state, as in one real thread.
+    uncarry = carry(task_carrier)
     try:
-        with refused(REFUSED):
-            yield
+        yield
     finally:
+        uncarry()
         autograd_threads.__exit__(None, None, None)
         torch._C._distributed_c10d._set_thread_isolation_mode(False)
         torch.set_num_threads(threads)

@@ -6,11 +6,18 @@ that touches a buffer of an operation the compute stream waits for waits
 until it finished, as the kernel would (:mod:`.streams`); reads of buffers an
 async operation still owns are caught (:mod:`.guard`); and, on a machine
 without CUDA, CUDA devices become the CPU (:mod:`.cpu_devices`).
+
+An asyncio task of a rank runs in an OS thread of its own here, where on a
+real loop it runs in the loop's thread: :func:`task_carrier` gives it what
+that thread has, the mode and torch's thread-local grad mode and autocast
+state, as they are when the task is created.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
+
+import torch
 
 from torch.overrides import TorchFunctionMode
 
@@ -18,7 +25,9 @@ from dnsse.engine.execution import ExecutionAborted
 from dnsse.frameworks.torch_dist.cpu_devices import on_cpu
 from dnsse.frameworks.torch_dist.guard import Unsettled, overlapping, program_frame, read_bug, spans_of, touched
 from dnsse.frameworks.torch_dist.streams import wait_for
-from dnsse.frameworks.torch_dist.world import RankState
+from dnsse.frameworks.torch_dist.world import RankState, rank_here
+
+_AUTOCAST_DEVICES = ("cpu", "cuda")
 
 
 class RankMode(TorchFunctionMode):
@@ -55,3 +64,21 @@ class RankMode(TorchFunctionMode):
         if fenced and touched(fenced, func, args, kwargs) is not None:
             name = getattr(func, "__name__", "a torch call")
             wait_for(self.state, streams.fence, f"{name}() waits for the NCCL work the compute stream waits for")
+
+
+def task_carrier() -> Callable[[], None]:
+    """Called where an asyncio task is created: what its own thread must install before its first step."""
+    grad = torch.is_grad_enabled()
+    autocast = [(d, torch.is_autocast_enabled(d), torch.get_autocast_dtype(d)) for d in _AUTOCAST_DEVICES]
+    state = rank_here()
+
+    def install() -> None:
+        torch.set_grad_enabled(grad)
+        for device, enabled, dtype in autocast:
+            torch.set_autocast_enabled(device, enabled)
+            torch.set_autocast_dtype(device, dtype)
+        if state is not None:
+            # Left on the thread's mode stack: the thread ends with the task.
+            RankMode(state, cuda_on_cpu=not torch.cuda.is_available()).__enter__()
+
+    return install

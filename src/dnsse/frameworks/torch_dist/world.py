@@ -8,6 +8,7 @@ executions cannot leak into each other.
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
@@ -51,7 +52,8 @@ class RankState:
 
     world: World
     rank: int
-    agent: ThreadAgent
+    # The rank's own thread; asyncio tasks of a loop it runs act for it too (see `agent`).
+    main_agent: ThreadAgent
     c10d: C10dState = field(default_factory=C10dState)
     # The backend the program asked for: its semantics are the ones modelled.
     backend: str = "gloo"
@@ -66,6 +68,18 @@ class RankState:
     exiting: bool = False
     # Async operations whose futures C++ holds during this backward pass (see Work.get_future).
     backward_works: list = field(default_factory=list)
+
+    @property
+    def agent(self) -> ThreadAgent:
+        """The agent acting for this rank now: an asyncio task of a loop the rank runs, or the rank itself.
+
+        Scheduling points of a rank's operation park the agent that made
+        the call, so a task awaiting nothing but a collective blocks alone.
+        """
+        agent = current_agent()
+        if agent is not None and agent is not self.main_agent and rank_here() is self:
+            return agent
+        return self.main_agent
 
 
 @dataclass(eq=False)
@@ -94,11 +108,21 @@ def choose_backend(state: RankState, backend: str) -> None:
         state.world.semantics = "nccl"
 
 
+def rank_here() -> RankState | None:
+    """The rank the calling agent acts for: its own, or the one running the asyncio loop it is a task of."""
+    state = getattr(current_agent(), "handle", None)
+    if isinstance(state, RankState):
+        return state
+    # A task's agent runs with its loop set as the running loop of its thread.
+    owner = getattr(asyncio._get_running_loop(), "owner", None)
+    state = getattr(owner, "handle", None)
+    return state if isinstance(state, RankState) else None
+
+
 def current_rank(api: str) -> RankState:
     """The calling rank; a clear error when the caller is not a controlled rank."""
-    agent = current_agent()
-    state = getattr(agent, "handle", None)
-    if not isinstance(state, RankState):
+    state = rank_here()
+    if state is None:
         raise RuntimeError(
             f"torch.distributed.{api} was called outside a rank that dnsse controls; while dnsse "
             "checks a torch program, call torch.distributed only from the ranks' entry point "
