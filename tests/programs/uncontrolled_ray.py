@@ -3,10 +3,10 @@
 import ray
 
 
-def placement_group() -> None:
+def current_placement_group() -> None:
     ray.init()
-    group = ray.util.placement_group([{"CPU": 1}])
-    ray.get(group.ready())
+    print(ray.util.get_current_placement_group())
+    ray.shutdown()
 
 
 def serve() -> None:

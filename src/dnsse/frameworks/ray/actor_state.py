@@ -48,6 +48,7 @@ from dnsse.frameworks.ray.refs import (
     resolve,
     top_level_refs,
 )
+from dnsse.frameworks.ray.placement_groups import placement_of
 from dnsse.frameworks.ray.resources import demand_of
 from dnsse.frameworks.ray.results import task_error
 from dnsse.frameworks.ray.runtime import RayRuntime, Worker
@@ -120,6 +121,11 @@ class Actor:
         # Held for the actor's life; creating it needs a CPU free even when it holds none.
         self.demand = demand_of(options, default_cpus=0)
         self.creation_demand = {"CPU": 1.0, **self.demand}
+        # The cluster's pool, or the bundle of the placement group the actor is placed in.
+        self.pool = placement_of(runtime, options, self.demand, self.label)
+        if self.pool is not runtime.cluster:
+            # In a bundle the actor needs only what it declares (Ray sizes the bundle for it).
+            self.creation_demand = self.demand
         self._create(restart=False)
 
     # --------------------------------------------------------------- creation
@@ -130,7 +136,7 @@ class Actor:
         agent.handle = Worker(caller=self.label, label=label, actor=self)
         dependencies = top_level_refs(self.args, self.kwargs)
         agent.pending = Operation("actor.create", ((self.object_name, Access.SYNC),), label)
-        cluster = self.runtime.cluster
+        cluster = self.pool
 
         def why_waiting() -> str:
             if not all(ref.ready for ref in dependencies):
@@ -144,7 +150,7 @@ class Actor:
     def _construct(self, agent: ThreadAgent, restart: bool) -> None:
         execution = self.runtime.execution
         epoch = self.epoch
-        self.runtime.cluster.take(self.label, self.demand)
+        self.pool.take(self.label, self.demand)
         failed = failed_dependency(self.args, self.kwargs)
         try:
             if failed is not None:
@@ -227,7 +233,7 @@ class Actor:
             return
         self.epoch += 1
         self.instance = None
-        self.runtime.cluster.give(self.label)
+        self.pool.give(self.label)
         self.running.clear()
         self._abandon_loops()
         if may_restart and (self.max_restarts == -1 or self.restarts < self.max_restarts):
@@ -245,7 +251,7 @@ class Actor:
 
     def die(self, why: str) -> None:
         self._abandon_loops()
-        self.runtime.cluster.give(self.label)
+        self.pool.give(self.label)
         self.epoch += 1
         self.state = DEAD
         self.instance = None

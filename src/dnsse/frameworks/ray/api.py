@@ -4,15 +4,16 @@ Supported: ``init``, ``shutdown``, ``is_initialized``, ``remote`` (functions
 and classes, with options, and ``.options()``), ``method``, ``get`` (one ref
 or a list, with ``timeout``), ``wait`` (``num_returns``, ``timeout``),
 ``put``, ``kill``, ``get_actor``, ``ObjectRef``, ``ray.exceptions``,
-``ray.util.ActorPool``, ``ray.util.queue``, streaming generators, ``cancel``
-and resources (``ray.init(num_cpus=...)``, see :mod:`.resources`). ``get``,
+``ray.util.ActorPool``, ``ray.util.queue``, streaming generators, ``cancel``,
+resources (``ray.init(num_cpus=...)``, see :mod:`.resources`) and placement
+groups (``ray.util.placement_group``, see :mod:`.placement_groups`). ``get``,
 ``wait``, ``put``, submissions, ``cancel`` and ``kill`` are scheduling
 points. Time is virtual: a pending ``get`` or ``wait`` with a timeout may
 expire at any scheduling point (a choice).
 
 The events the runtime emits are listed in :mod:`.framework`.
 
-Not modeled: placement groups and runtime contexts.
+Not modeled: runtime contexts.
 """
 
 from __future__ import annotations

@@ -15,7 +15,17 @@ import sys
 import types
 from typing import Iterator
 
-from dnsse.frameworks.ray import actor_pool, actors, api, errors, ray_queue, tasks, util
+from dnsse.frameworks.ray import (
+    actor_pool,
+    actors,
+    api,
+    errors,
+    placement_groups,
+    ray_queue,
+    scheduling_strategies,
+    tasks,
+    util,
+)
 from dnsse.frameworks.ray.unmodelled import UnmodelledRay
 from dnsse.frameworks.threads.patching import controlled_threading
 
@@ -29,6 +39,8 @@ def _controlled_modules() -> dict[str, types.ModuleType]:
         "ray.util": util,
         "ray.util.actor_pool": actor_pool,
         "ray.util.queue": ray_queue,
+        "ray.util.placement_group": placement_groups,
+        "ray.util.scheduling_strategies": scheduling_strategies,
         "ray.actor": actors,
         "ray.remote_function": tasks,
     }

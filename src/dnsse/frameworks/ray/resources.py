@@ -12,6 +12,11 @@ is limited: a program that does not declare its cluster runs as if it were
 large enough, so a campaign does not depend on the machine it runs on. A
 demand larger than the whole cluster can never start, as in Ray (which
 warns and waits forever): a deadlock, whose report says so.
+
+A bundle of a placement group is a ``Cluster`` of its own (``strict``: what
+the bundle did not reserve is not there at all); the cluster keeps its
+reserved bundles so that a holder's release reaches whichever pool it drew
+from (see :mod:`.placement_groups`).
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ def demand_of(options: dict[str, Any], default_cpus: float) -> dict[str, float]:
     return {name: amount for name, amount in demand.items() if amount > 0}
 
 
-def _render(amounts: dict[str, float]) -> str:
+def render(amounts: dict[str, float]) -> str:
     return ", ".join(f"{amount:g} {name}" for name, amount in amounts.items()) or "nothing"
 
 
@@ -45,6 +50,11 @@ class _Holder:
 class Cluster:
     total: dict[str, float] = field(default_factory=dict)
     _holders: dict[str, _Holder] = field(default_factory=dict)
+    # A placement group's bundle: a resource it did not reserve is absent, not unlimited.
+    strict: bool = False
+    title: str = "the whole cluster"
+    # Only the cluster's: its reserved bundles, so that give/blocked reach a holder in any of them.
+    bundles: list[Cluster] = field(default_factory=list)
 
     def declare(self, num_cpus: Any = None, num_gpus: Any = None, resources: dict | None = None) -> None:
         """``ray.init``'s declaration of the cluster."""
@@ -59,30 +69,40 @@ class Cluster:
         return sum(h.demand.get(name, 0.0) for h in self._holders.values() if h.holding)
 
     def fits(self, demand: dict[str, float]) -> bool:
-        return all(self.used(name) + amount <= self.total[name] for name, amount in demand.items() if name in self.total)
+        return all(self.used(name) + amount <= self.total[name] if name in self.total else not self.strict
+                   for name, amount in demand.items())
+
+    def could_ever_fit(self, demand: dict[str, float]) -> bool:
+        return all(amount <= self.total[name] if name in self.total else not self.strict
+                   for name, amount in demand.items())
 
     def take(self, holder: str, demand: dict[str, float], releases_when_blocked: bool = False) -> None:
         if demand:
             self._holders[holder] = _Holder(demand, releases_when_blocked)
 
     def give(self, holder: str) -> None:
-        self._holders.pop(holder, None)
+        for pool in (self, *self.bundles):
+            pool._holders.pop(holder, None)
 
     def blocked(self, holder: str) -> None:
-        entry = self._holders.get(holder)
-        if entry is not None and entry.releases_when_blocked:
-            entry.holding = False
+        for pool in (self, *self.bundles):
+            entry = pool._holders.get(holder)
+            if entry is not None and entry.releases_when_blocked:
+                entry.holding = False
 
     def unblocked(self, holder: str) -> None:
-        entry = self._holders.get(holder)
-        if entry is not None:
-            entry.holding = True
+        for pool in (self, *self.bundles):
+            entry = pool._holders.get(holder)
+            if entry is not None:
+                entry.holding = True
 
     def why_not(self, demand: dict[str, float]) -> str:
         """Why ``demand`` cannot start now, for deadlock reports."""
         for name, amount in demand.items():
-            if name in self.total and amount > self.total[name]:
-                return (f"{_render(demand)}, more than the whole cluster has ({self.total[name]:g} {name}, "
-                        "from ray.init): it can never start")
-        holders = ", ".join(f"{label} ({_render(h.demand)})" for label, h in self._holders.items() if h.holding)
-        return f"{_render(demand)} to be free (ray.init declared {_render(self.total)}; held by {holders or 'nobody'})"
+            if amount > self.total.get(name, 0.0 if self.strict else amount):
+                source = "" if self.strict else ", from ray.init"
+                return (f"{render(demand)}, more than {self.title} has ({self.total.get(name, 0.0):g} {name}"
+                        f"{source}): it can never start")
+        holders = ", ".join(f"{label} ({render(h.demand)})" for label, h in self._holders.items() if h.holding)
+        where = f" in {self.title} (it reserved" if self.strict else " (ray.init declared"
+        return f"{render(demand)} to be free{where} {render(self.total)}; held by {holders or 'nobody'})"

@@ -67,6 +67,9 @@ class RayRuntime:
     named: dict[tuple[str, str], Actor] = field(default_factory=dict)
     driver: Worker = field(default_factory=lambda: Worker("driver", "driver"))
     cluster: Cluster = field(default_factory=Cluster)
+    # ray.util.placement_group's groups: every one made (numbering them), and the named ones by name.
+    placement_groups_made: list = field(default_factory=list)
+    placement_groups: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.faults_left = MAX_FAULTS if self.faults else 0

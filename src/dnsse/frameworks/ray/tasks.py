@@ -18,6 +18,7 @@ from dnsse.engine.agent import ThreadAgent, Wait
 from dnsse.engine.operation import Access, Operation
 from dnsse.frameworks.ray import options as opts
 from dnsse.frameworks.ray.errors import TaskCancelledError, WorkerCrashedError
+from dnsse.frameworks.ray.placement_groups import placement_of
 from dnsse.frameworks.ray.refs import (
     ObjectRef,
     copy_value,
@@ -101,6 +102,9 @@ class _TaskRun:
         self.started = self.finished = False
         # Cancelled before it started (it never runs), or while running (interrupted).
         self.cancelled = self.interrupted = False
+        self.demand = demand_of(options, default_cpus=1)
+        # The cluster's pool, or the bundle of the placement group the task is placed in (checked first).
+        self.pool = placement_of(runtime, options, self.demand, label)
         execution = runtime.execution
         agent = ThreadAgent(execution, label, self._body, daemon=True)
         crash = (lambda: None) if self.retries_left != 0 else None
@@ -108,8 +112,7 @@ class _TaskRun:
         agent.handle = self.worker
         for ref in refs:
             ref.canceller = self.cancel
-        self.demand = demand_of(options, default_cpus=1)
-        cluster = runtime.cluster
+        cluster = self.pool
         dependencies = top_level_refs(args, kwargs)
         agent.pending = Operation(
             "task.start", tuple((ref.object_name, Access.READ) for ref in dependencies), label
@@ -137,7 +140,7 @@ class _TaskRun:
 
     def _body(self) -> None:
         self.started = True
-        cluster = self.runtime.cluster
+        cluster = self.pool
         cluster.take(self.label, self.demand, releases_when_blocked=True)
         try:
             self._run()

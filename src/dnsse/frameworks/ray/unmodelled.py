@@ -3,7 +3,7 @@
 The controlled ``ray`` offers what :mod:`.api` lists. A program that imports
 another part (``ray.serve``, ``ray.data``, ``ray.train``, ``ray.tune``,
 ``ray.util.collective``, ...) or uses a name the controlled modules lack
-(``ray.util.placement_group``, ``ray.get_runtime_context``, ...) would
+(``ray.util.get_current_placement_group``, ``ray.get_runtime_context``, ...) would
 otherwise fail with an ImportError or AttributeError that reads like a bug
 of its own; here it is refused, naming the part (see
 :mod:`dnsse.engine.uncontrolled`).
@@ -20,8 +20,8 @@ from dnsse.engine.execution import current_agent
 from dnsse.engine.uncontrolled import called_by_program, refuse
 
 ADVICE = (
-    "dnsse's controlled Ray models tasks, actors (sync, threaded, async), objects, ray.util.ActorPool and "
-    "ray.util.queue; check the part of the program that uses those, or run this part without dnsse"
+    "dnsse's controlled Ray models tasks, actors (sync, threaded, async), objects, resources, placement "
+    "groups, ray.util.ActorPool and ray.util.queue; check the part of the program that uses those, or run this part without dnsse"
 )
 
 

@@ -1,13 +1,23 @@
-"""The controlled ``ray.util``: ``ActorPool`` and ``ray.util.queue``."""
+"""The controlled ``ray.util``: ``ActorPool``, ``ray.util.queue`` and placement groups."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from dnsse.engine.uncontrolled import refusing_getattr
+from dnsse.frameworks.ray import scheduling_strategies
 from dnsse.frameworks.ray.actor_pool import ActorPool
+from dnsse.frameworks.ray.placement_groups import (
+    PlacementGroup,
+    get_placement_group,
+    placement_group,
+    remove_placement_group,
+)
 
-__all__ = ["ActorPool", "queue"]
+__all__ = [
+    "ActorPool", "queue", "scheduling_strategies", "PlacementGroup", "placement_group", "remove_placement_group",
+    "get_placement_group",
+]
 
 
 def __getattr__(name: str) -> Any:
@@ -16,8 +26,8 @@ def __getattr__(name: str) -> Any:
         from dnsse.frameworks.ray import ray_queue
 
         return ray_queue
-    # ray.util.placement_group, ray.util.collective, ...: not modelled, refused naming the API.
+    # ray.util.collective, ray.util.get_current_placement_group, ...: not modelled, refused naming the API.
     return _unmodelled(name)
 
 
-_unmodelled = refusing_getattr("ray.util", lambda: "ray.util.ActorPool and ray.util.queue")
+_unmodelled = refusing_getattr("ray.util", lambda: ", ".join(f"ray.util.{name}" for name in __all__))
