@@ -121,3 +121,11 @@ def test_an_async_lock_held_across_a_call_to_the_same_actor_deadlocks() -> None:
     assert result.bug is not None and result.bug.kind == BugKind.DEADLOCK
     assert any("Cache#1.load#" in d and "waits for Lock.acquire() at ray_async_loop.py:50 in load" in d
                for d in result.bug.details), result.bug.details
+
+
+def test_recursive_cancel_reaches_the_tasks_a_cancelled_task_submitted() -> None:
+    results = run_ray("ray_cancel.py:cancel_reaches_the_child", seeds=range(20), faults=False)
+    assert [r.bug.render() for r in results if r.bug is not None] == []
+    left = run_ray("ray_cancel.py:cancel_leaves_the_child", seeds=range(5), faults=False)
+    assert all(r.bug is not None and r.bug.kind == BugKind.DEADLOCK for r in left)
+    assert all(any("blocked_child#3 waits for ray.get" in d for d in r.bug.details) for r in left)

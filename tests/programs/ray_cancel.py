@@ -4,6 +4,7 @@ import asyncio
 
 import ray
 from ray.exceptions import TaskCancelledError
+from ray.util.queue import Queue
 
 
 @ray.remote
@@ -83,3 +84,55 @@ def cancelled_result_used_anyway():
     ref = quick.remote(1)
     ray.cancel(ref)
     assert ray.get(ref) == 1
+
+
+@ray.remote
+class EventSignal:
+    """Ray's docs' SignalActor: wait() blocks until send()."""
+
+    def __init__(self):
+        self.event = asyncio.Event()
+
+    async def send(self):
+        self.event.set()
+
+    async def wait(self):
+        await self.event.wait()
+
+
+@ray.remote
+def blocked_child(signal):
+    ray.get(signal.wait.remote())
+    return "child finished"
+
+
+@ray.remote
+def parent_of_a_blocked_child(signal, queue):
+    child = blocked_child.remote(signal)
+    queue.put([child])
+    return ray.get(child)
+
+
+def _cancel_parent(recursive: bool) -> None:
+    ray.init()
+    signal = EventSignal.remote()
+    queue = Queue()
+    parent = parent_of_a_blocked_child.remote(signal, queue)
+    [child] = queue.get()
+    ray.cancel(parent, recursive=recursive)
+    try:
+        ray.get(child)
+        raise AssertionError("the child was not cancelled")
+    except TaskCancelledError:
+        pass
+    ray.shutdown()
+
+
+def cancel_reaches_the_child() -> None:
+    """recursive=True (the default) cancels the task the cancelled task submitted."""
+    _cancel_parent(recursive=True)
+
+
+def cancel_leaves_the_child() -> None:
+    """recursive=False leaves the child waiting for a signal never sent: the driver deadlocks."""
+    _cancel_parent(recursive=False)

@@ -173,7 +173,7 @@ def cancel(object_ref: ObjectRef, *, force: bool = False, recursive: bool = True
     runtime.execution.yield_point(agent, Operation("ray.cancel", ((object_ref.object_name, Access.SYNC),),
                                                    object_ref.label()))
     if object_ref.canceller is not None:
-        object_ref.canceller(force)
+        object_ref.canceller(force, recursive)
 
 
 def put(value: Any, **kwargs: Any) -> ObjectRef:

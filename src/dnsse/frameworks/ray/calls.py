@@ -30,7 +30,8 @@ def start_call(runtime: RayRuntime, call: Call) -> ThreadAgent:
     call.worker = Worker(caller=actor.label, label=call.label, actor=actor, call=call, crash=crash_of(actor))
     agent.handle = call.worker
     for ref in call.refs:
-        ref.canceller = call.cancel
+        # Only a task's children are reached by recursive=True here; an actor call's are not.
+        ref.canceller = lambda force, recursive: call.cancel(force)
     agent.pending = _start_operation(call)
     agent.waiting = Wait(lambda: actor.may_start(call), lambda: actor.why_waiting(call))
     return agent

@@ -29,8 +29,8 @@ class ObjectRef:
         self.number = number
         # What fills it, for people: "Counter#1.add#4", "f#2", "ray.put".
         self.source = source
-        # What ``ray.cancel(ref, force=...)`` does to the work that fills it.
-        self.canceller: Callable[[bool], None] | None = None
+        # What ``ray.cancel(ref, force=..., recursive=...)`` does to the work that fills it.
+        self.canceller: Callable[[bool, bool], None] | None = None
         self._state = _PENDING
         self._value: Any = None
 

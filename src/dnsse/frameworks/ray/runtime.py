@@ -55,6 +55,8 @@ class Worker:
     interrupt: BaseException | None = None
     # The runtime's own machinery (an async actor's event loop): left out of deadlock reports.
     machinery: bool = False
+    # How to cancel each task this worker submitted: ``ray.cancel(recursive=True)`` of its own task reaches them.
+    children: list[Callable[[bool], None]] = field(default_factory=list)
 
 
 @dataclass

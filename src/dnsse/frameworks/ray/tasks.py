@@ -60,6 +60,7 @@ class RemoteFunction:
         shipment = runtime.shipment(self._function)
         runtime.execution.yield_point(agent, Operation("ray.submit", (), label))
         run = _TaskRun(runtime, self, shipment, label, args, kwargs, refs, streaming)
+        runtime.worker_of(agent).children.append(run.cancel)
         runtime.execution.emit(agent, "task.submit", {"task": self.__name__, "ref": refs[0].number if refs else None})
         if streaming:
             return run.stream
@@ -111,7 +112,7 @@ class _TaskRun:
         self.worker = Worker(caller=label, label=label, crash=crash)
         agent.handle = self.worker
         for ref in refs:
-            ref.canceller = self.cancel
+            ref.canceller = self.cancel_from_program
         cluster = self.pool
         dependencies = top_level_refs(args, kwargs)
         agent.pending = Operation(
@@ -127,8 +128,22 @@ class _TaskRun:
         agent.waiting = Wait(lambda: self.cancelled or (arguments_ready() and cluster.fits(self.demand)), why_waiting)
         self.agent = agent
 
+    def cancel_from_program(self, force: bool, recursive: bool) -> None:
+        if recursive:
+            self.cancel(force)
+        else:
+            self._cancel_this(force)
+
     def cancel(self, force: bool) -> None:
-        """``ray.cancel``: a task not started never runs; a running one is interrupted at its next Ray call."""
+        """``ray.cancel(recursive=True)``: this task, and the unfinished tasks it submitted, and theirs."""
+        if self.finished:
+            return
+        self._cancel_this(force)
+        for child in self.worker.children:
+            child(force)
+
+    def _cancel_this(self, force: bool) -> None:
+        """A task not started never runs; a running one is interrupted at its next Ray call."""
         if self.finished:
             return
         if not self.started:
