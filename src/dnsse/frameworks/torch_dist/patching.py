@@ -21,7 +21,9 @@ from dnsse.frameworks.torch_dist.c10d_world import RankLocalWorld, register_back
 from dnsse.frameworks.torch_dist.cpu_devices import cuda_stand_ins
 from dnsse.frameworks.torch_dist.process_groups import REPLACEMENTS
 from dnsse.frameworks.torch_dist.rank_mode import task_carrier
+from dnsse.frameworks.torch_dist.uncontrolled import REFUSED
 from dnsse.frameworks.threads.inheritance import carry
+from dnsse.engine.uncontrolled import refused
 
 _MISSING = object()
 
@@ -55,7 +57,8 @@ def installed(world_size: int, notice: Callable[[str], None]) -> Iterator[None]:
     # asyncio tasks a rank starts see its thread's torch state, as in one real thread.
     uncarry = carry(task_carrier)
     try:
-        yield
+        with refused(REFUSED):
+            yield
     finally:
         uncarry()
         autograd_threads.__exit__(None, None, None)
