@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 import z3
 
 from dnsse.search.campaign import CampaignConfig, CampaignResult, run_campaign
+from dnsse.search.control import CampaignControl
+from dnsse.search.resume import load_state
 from dnsse.symbolic.floating import Unsupported, solve_fp
 from tests.helpers import PROGRAMS
 
@@ -74,3 +78,30 @@ def test_integer_modulo_is_unsupported_in_floating_point() -> None:
     n = z3.Int("n")
     with pytest.raises(Unsupported):
         solve_fp([n % 7 == 3], [], {}, 1000)
+
+
+def _outcome(result: CampaignResult) -> tuple:
+    return result.executions, [(bug.execution, bug.bug.message) for bug in result.bugs], result.engines
+
+
+def test_a_resumed_campaign_asks_the_pending_floating_point_queries_as_the_uninterrupted_one(tmp_path: Path) -> None:
+    config = CampaignConfig(
+        target=str(PROGRAMS / "floating_inputs.py:half_overflow"), strategy="symbolic", budget=12,
+        keep_going=True, out=tmp_path / "whole", minimize=False,
+    )
+    whole = run_campaign(config)
+    out = tmp_path / "stopped"
+    out.mkdir()
+    control = CampaignControl(out)
+
+    def stop_after_two(number: int, result: object, arcs: object) -> None:
+        if number == 2:
+            control.stop_signal = signal.SIGINT
+
+    run_campaign(replace(config, out=out), on_execution=stop_after_two, control=control)
+    saved = load_state(out)
+    # The pending plan keeps what its floating-point retry needs (rebuilt at resume).
+    assert saved.executions == 2 and any(plan["ask"] is not None for plan in saved.strategy_state["plans"])
+    resumed = run_campaign(replace(config, out=out), control=CampaignControl(out, resume=saved))
+    assert _outcome(resumed) == _outcome(whole)
+    assert whole.engines is not None and whole.engines["symbolic"]["fp_solved"] >= 2

@@ -249,6 +249,18 @@ class Campaign:
             self._on_bug(found)
         return found
 
+    def rerun(self, chooser: Chooser) -> ExecutionResult:
+        """Run the target with ``chooser`` outside the search (no coverage, no feedback); the framework must be active."""
+        return run_execution(
+            self.target,
+            self.framework,
+            chooser,
+            self.config.limits,
+            pinned=self.pinned,
+            monitors=self._monitors,
+            capture_output=not self.config.show_output,
+        )
+
     def _follow(self, trace: Trace, execution: int) -> ExecutionResult:
         """Replay ``trace`` strictly, as ``dnsse replay`` does."""
         with self._flown(ReplayChooser(trace.choices), execution) as chooser:
@@ -374,12 +386,13 @@ def run_campaign(
     campaign = Campaign(config, on_bug, feedback=wants_feedback(strategy))
     watch_for(campaign, strategy)
     control = control if control is not None else CampaignControl(config.out, saving=False)
-    executions = control.restore(campaign, strategy)
     if control.recorder is not None:
         campaign.watch(control.recorder)
         campaign.flight = control.recorder
     with campaign.framework.activate():
         campaign.prepare()
+        # After prepare: restoring what a strategy learnt may run the target again.
+        executions = control.restore(campaign, strategy)
         control.started(campaign)
         if on_start is not None:
             on_start(campaign.target, campaign.framework)

@@ -13,29 +13,31 @@ asks the supervising process for a fresh one, which resumes the campaign.
 from __future__ import annotations
 
 import json
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from dnsse.engine.bugs import Bug, BugKind
-from dnsse.engine.choices import Chooser
+from dnsse.engine.choices import Choice, Chooser, FirstChooser
 from dnsse.engine.flight import FlightRecorder, supervised_directory
 from dnsse.engine.inputs import show_value
 from dnsse.engine.memory import is_exhausted, memory_limit
 from dnsse.engine.runner import ExecutionResult
 from dnsse.errors import BadInput
 from dnsse.report.trace import Trace
+from dnsse.search.directed import DirectedChooser
 from dnsse.search.resume import SavedBug, SavedCampaign, discard_state, save_state
+from dnsse.search.saved_learning import Rerun, coverage_state, restore_coverage
+from dnsse.symbolic.concolic import Concolic
 
 if TYPE_CHECKING:
     from dnsse.search.campaign import Campaign, FoundBug
     from dnsse.search.strategy import Strategy
 
 SAVE_EVERY_S = 1.0
-# Strategies that learn nothing: execution i's choices follow from the seed and i alone.
-STATELESS = frozenset({"random", "pos"})
+# Saving takes at most 1/SAVE_COST_SHARE of the campaign's time.
+SAVE_COST_SHARE = 20
 # The trace of a crash, less its choices and bug, in the supervised directory.
 TEMPLATE_FILE = "trace-template.json"
 
@@ -57,6 +59,7 @@ class CampaignControl:
     saving: bool = True
     _saved_at: float = field(default=0.0, repr=False)
     _bugs_saved: int = field(default=0, repr=False)
+    _save_every_s: float = field(default=SAVE_EVERY_S, repr=False)
 
     def restore(self, campaign: Campaign, strategy: Strategy) -> int:
         """Put a resumed campaign's bugs, clock and strategy state back; the executions already done."""
@@ -65,11 +68,6 @@ class CampaignControl:
         saved = self.resume
         if saved is None:
             return 0
-        if hasattr(strategy, "exhausted"):
-            raise BadInput(
-                f"the {strategy.name} strategy cannot be resumed: its search tree is not saved. "
-                "Run the campaign again, or resume one of random, pct or pos"
-            )
         refusal = saved.refusal(
             str(campaign.target.spec), campaign.framework.name, strategy.name, campaign.config.seed,
             campaign.config.world_size,
@@ -78,12 +76,15 @@ class CampaignControl:
             raise BadInput(f"--resume {self.out}: the saved campaign is another one: {refusal}")
         restore = getattr(strategy, "restore", None)
         if restore is not None and saved.strategy_state:
-            restore(saved.strategy_state)
-        elif restore is None and strategy.name not in STATELESS:
-            sys.stderr.write(
-                f"dnsse: note: what the {strategy.name} strategy learnt (its corpus) is not saved; the resumed "
-                f"campaign goes on from execution {saved.executions + 1} and learns anew\n"
-            )
+            try:
+                restore(saved.strategy_state, _rerun(campaign))
+                if saved.coverage and campaign.coverage_map is not None:
+                    restore_coverage(campaign.coverage_map, saved.coverage)
+            except (ValueError, TypeError, KeyError, IndexError, AttributeError) as error:
+                raise BadInput(
+                    f"--resume {self.out}: what the {strategy.name} strategy learnt is damaged ({error}); "
+                    "run the campaign again"
+                ) from None
         campaign.started -= saved.elapsed_s
         for bug in saved.bugs:
             found = FoundBug(bug.to_bug(), bug.execution, Path(bug.trace), bug.elapsed_s, bug.inputs)
@@ -134,19 +135,19 @@ class CampaignControl:
     ) -> None:
         """Bookkeeping after each execution; ``last`` when the loop stops after it anyway."""
         now = time.perf_counter()
-        if len(campaign.found) > self._bugs_saved or now - self._saved_at >= SAVE_EVERY_S:
+        if len(campaign.found) > self._bugs_saved or now - self._saved_at >= self._save_every_s:
             self.save(campaign, strategy, executions)
-        # A systematic search cannot be resumed in a fresh process (see restore): it goes on here.
         # Memory a program exhausted may stay with the process (the allocator keeps its heap): start afresh.
-        fresh = result.abandoned or is_exhausted(result.bug)
-        if fresh and not last and self.restartable and not hasattr(strategy, "exhausted"):
+        if (result.abandoned or is_exhausted(result.bug)) and not last and self.restartable:
             self.save(campaign, strategy, executions)
             raise RestartNeeded(", ".join(result.abandoned) or "memory exhausted")
 
     def save(self, campaign: Campaign, strategy: Strategy, executions: int) -> None:
-        if not self.saving or hasattr(strategy, "exhausted"):
-            return  # a systematic search cannot be resumed (see restore)
+        if not self.saving:
+            return
+        began = time.perf_counter()
         state = getattr(strategy, "state", None)
+        coverage = campaign.coverage_map
         save_state(
             SavedCampaign(
                 target=str(campaign.target.spec),
@@ -159,10 +160,13 @@ class CampaignControl:
                 bugs=[_saved(found) for found in campaign.found],
                 strategy_state=state() if state is not None else {},
                 inconclusive=[run.to_json() for run in campaign.inconclusive],
+                coverage=coverage_state(coverage) if coverage is not None else {},
             ),
             self.out,
         )
         self._saved_at = time.perf_counter()
+        # A large corpus takes a while to write: save seldom enough that it costs a few percent at most.
+        self._save_every_s = max(SAVE_EVERY_S, SAVE_COST_SHARE * (self._saved_at - began))
         self._bugs_saved = len(campaign.found)
 
     def finish(self, campaign: Campaign, strategy: Strategy, executions: int) -> None:
@@ -171,6 +175,19 @@ class CampaignControl:
             self.save(campaign, strategy, executions)
         elif self.saving:
             discard_state(self.out)
+
+
+def _rerun(campaign: Campaign) -> Rerun:
+    """Runs the target along recorded choices, as the strategies that rebuild what they learnt need."""
+
+    def rerun(choices: list[Choice], concolic: bool | Concolic) -> ExecutionResult:
+        if isinstance(concolic, Concolic):
+            stand_in = concolic.input_value
+        else:
+            stand_in = Concolic().input_value if concolic else None
+        return campaign.rerun(DirectedChooser(choices, FirstChooser(), stand_in=stand_in))
+
+    return rerun
 
 
 def _saved(found: FoundBug) -> SavedBug:

@@ -45,6 +45,7 @@ from dnsse.engine.operation import Operation, is_expiry
 from dnsse.engine.object_names import number_of
 from dnsse.engine.runner import ExecutionResult
 from dnsse.search.dependency import dependent_across
+from dnsse.search.dfs_state import dfs_state, restore_dfs
 from dnsse.search.finish import Finish
 from dnsse.search.races import reversible_races
 
@@ -281,6 +282,13 @@ class DfsStrategy:
             self._note_footprints(result)
             self._add_backtracking(result)
         self._advance()
+
+    def state(self) -> dict:
+        """The search tree and its counts, for a resumed campaign (see dnsse.search.dfs_state)."""
+        return dfs_state(self)
+
+    def restore(self, state: dict, rerun: object = None) -> None:
+        restore_dfs(self, state)
 
     def verified(self) -> dict | None:
         """What an exhausted search covered (DESIGN §3 ``verified``), or ``None``."""

@@ -33,6 +33,16 @@ from dnsse.search.mutations import (
     splice,
 )
 from dnsse.search.random_walk import RandomChooser
+from dnsse.search.saved_learning import (
+    Rerun,
+    choices_from,
+    choices_json,
+    corpus_state,
+    entry_state,
+    restore_corpus,
+    restore_stats,
+    stats_state,
+)
 from dnsse.search.strategy import execution_seed
 from dnsse.symbolic.concolic import Concolic
 
@@ -113,6 +123,38 @@ class FuzzStrategy:
 
     def engine_report(self) -> dict[str, dict[str, int]]:
         return {self.name: self.stats.as_json()}
+
+    def state(self) -> dict:
+        """What this strategy learnt, for a resumed campaign (see dnsse.search.saved_learning)."""
+        return {
+            "stats": stats_state(self.stats),
+            "dictionary": list(self.dictionary),
+            "pending": [
+                {"plan": choices_json(m.plan), "order": m.order, "operator": m.operator} for m in self.pending
+            ],
+            "first": entry_state(self._first) if self._first is not None else None,
+            # hybrid saves the corpus it shares once, itself.
+            "corpus": corpus_state(self.corpus) if self.admits else None,
+        }
+
+    def restore(self, state: dict, rerun: Rerun) -> None:
+        restore_stats(self.stats, state["stats"])
+        self.dictionary = [float(value) for value in state["dictionary"]]
+        self.pending = deque(
+            Mutant(choices_from(m["plan"]), None if m["order"] is None else [int(a) for a in m["order"]], m["operator"])
+            for m in state["pending"]
+        )
+        if state["corpus"] is not None:
+            restore_corpus(self.corpus, state["corpus"], rerun)
+        self._first = None
+        if state["first"] is not None:
+            # As observe() keeps it: its choices and inputs, no steps. Every execution draws the same input slots.
+            choices = choices_from(state["first"]["choices"])
+            first = rerun(choices, True)
+            self._first = CorpusEntry(choices, dict(first.inputs), [], [], 0, 0, self.name)
+            self.slots = first.slots
+        elif len(self.corpus):
+            self.slots = rerun(self.corpus.entries[0].choices, True).slots
 
     def _learn_constants(self, concolic: Concolic) -> list[float]:
         """Add the run's compared operands and nearby code constants to the dictionary; the new ones."""

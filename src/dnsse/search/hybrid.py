@@ -26,6 +26,7 @@ from dnsse.search.corpus import Corpus, EngineStats, admit
 from dnsse.search.fuzz import FuzzStrategy
 from dnsse.search.llm import AdvisorSetup, LlmStrategy
 from dnsse.search.pct import PctStrategy
+from dnsse.search.saved_learning import Rerun, corpus_state, restore_corpus, restore_stats, stats_state
 from dnsse.search.strategy import Strategy, execution_seed, notes_of
 from dnsse.search.symbolic import SymbolicStrategy
 
@@ -119,6 +120,25 @@ class HybridStrategy:
 
     def close(self) -> None:
         self.advisor.close()
+
+    def state(self) -> dict:
+        """What the engines and the bandit learnt, and the shared corpus (see dnsse.search.saved_learning)."""
+        return {
+            "corpus": corpus_state(self.corpus),
+            "engines": {name: engine.state() for name, engine in self.engines.items()},  # type: ignore[attr-defined]
+            "stats": {name: stats_state(stats) for name, stats in self.stats.items()},
+            "reward": dict(self._reward),
+            "plays": dict(self._plays),
+        }
+
+    def restore(self, state: dict, rerun: Rerun) -> None:
+        restore_corpus(self.corpus, state["corpus"], rerun)
+        for name, engine in self.engines.items():
+            engine.restore(state["engines"][name], rerun)  # type: ignore[attr-defined]
+        for name, stats in self.stats.items():
+            restore_stats(stats, state["stats"][name])
+        self._reward = {name: float(state["reward"][name]) for name in self.engines}
+        self._plays = {name: float(state["plays"][name]) for name in self.engines}
 
     def notes(self) -> dict[str, int]:
         """The notes of the engines that keep some (pct: spinning it caught)."""

@@ -33,6 +33,7 @@ from dnsse.advisor.summary import InputSpec, RunSummary, Step, code_lines
 from dnsse.engine.choices import ChoiceKind
 from dnsse.engine.operation import Operation
 from dnsse.search.guided import GuidedChooser
+from dnsse.search.saved_learning import Rerun
 from dnsse.search.schedules import Constraint, Schedule, schedule_for
 from dnsse.search.strategy import execution_seed
 
@@ -159,6 +160,13 @@ class LlmStrategy:
         )
         bug = result.bug.render().splitlines()[0] if result.bug is not None else None
         self.summary.observe(self.log.steps, bug)
+
+    def state(self) -> dict:
+        """Nothing yet: what the advisors learnt (summary, queued hints, ledger) is learnt anew after --resume."""
+        return {}
+
+    def restore(self, state: dict, rerun: Rerun) -> None:
+        """See :meth:`state`."""
 
     def close(self) -> None:
         if self.model is not None:

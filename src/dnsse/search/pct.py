@@ -109,12 +109,15 @@ class PctStrategy:
 
     def state(self) -> dict:
         """What this strategy learnt, for a resumed campaign (see dnsse.search.resume)."""
-        return {"steps": self.steps}
+        return {"steps": self.steps, "spins": self.spins, "executions_with_spins": self.executions_with_spins}
 
-    def restore(self, state: dict) -> None:
+    def restore(self, state: dict, rerun: object = None) -> None:
+        """``rerun`` is for strategies that rebuild what they learnt by running executions again; pct needs none."""
         steps = state.get("steps")
         if isinstance(steps, int) and steps >= 1:
             self.steps = steps
+        self.spins = int(state.get("spins", 0))
+        self.executions_with_spins = int(state.get("executions_with_spins", 0))
 
     def observe(self, result) -> None:  # type: ignore[no-untyped-def]
         scheduling_choices = sum(1 for choice in result.choices if choice.kind == "agent")

@@ -53,6 +53,8 @@ class SavedCampaign:
     strategy_state: dict = field(default_factory=dict)
     # Executions that hit the wall-clock limit, as InconclusiveRun.to_json() gives them.
     inconclusive: list[dict] = field(default_factory=list)
+    # The coverage a coverage-guided campaign has seen (see dnsse.search.saved_learning); {} for the others.
+    coverage: dict = field(default_factory=dict)
 
     def refusal(self, target: str, framework: str, strategy: str, seed: int, world_size: int) -> str | None:
         """Why this state cannot continue the campaign described, or ``None`` when it can."""

@@ -18,6 +18,7 @@ run again concolically to find new conditions.
 
 from __future__ import annotations
 
+import json
 import random
 from collections import deque
 from dataclasses import dataclass
@@ -30,6 +31,15 @@ from dnsse.search.corpus import Corpus, EngineStats, admit
 from dnsse.search.directed import DirectedChooser
 from dnsse.search.mutations import input_positions
 from dnsse.search.random_walk import RandomChooser
+from dnsse.search.saved_learning import (
+    Rerun,
+    choices_from,
+    choices_json,
+    corpus_state,
+    restore_corpus,
+    restore_stats,
+    stats_state,
+)
 from dnsse.search.strategy import execution_seed
 from dnsse.symbolic.concolic import Concolic, bounds, variable_name
 from dnsse.symbolic.floating import Unsupported, solve_fp
@@ -134,6 +144,34 @@ class SymbolicStrategy:
     def engine_report(self) -> dict[str, dict[str, int]]:
         return {self.name: self.stats.as_json()}
 
+    def state(self) -> dict:
+        """What this strategy learnt, for a resumed campaign (see dnsse.search.saved_learning)."""
+        return {
+            "stats": stats_state(self.stats),
+            "plans": [_plan_json(plan) for plan in self.plans],
+            "taken": sorted(_side_json(side) for side in self.taken),
+            "tries": sorted([_side_json(side), count] for side, count in self.tries.items()),
+            # hybrid saves the corpus it shares once, itself.
+            "corpus": corpus_state(self.corpus) if self.admits else None,
+        }
+
+    def restore(self, state: dict, rerun: Rerun) -> None:
+        restore_stats(self.stats, state["stats"])
+        asks = _Asks(rerun)
+        self.plans = deque(
+            Plan(choices_from(plan["choices"]), _side(plan["expect"]), asks.rebuilt(plan["ask"]))
+            for plan in state["plans"]
+        )
+        self.taken = {_side(side) for side in state["taken"]}
+        self.tries = {_side(side): int(count) for side, count in state["tries"]}
+        if state["corpus"] is not None:
+            restore_corpus(self.corpus, state["corpus"], rerun)
+        if self.plans:
+            # Every execution draws the same input slots; plans are solved over them.
+            self._slots = rerun(self.plans[0].choices, True).slots
+        elif len(self.corpus):
+            self._slots = rerun(self.corpus.entries[0].choices, True).slots
+
     def _plan_from(self, result, conditions: list[Condition]) -> None:  # type: ignore[no-untyped-def]
         positions = input_positions(result.choices)
         if len(positions) != len(self._slots):
@@ -206,3 +244,55 @@ def _has_real(expr: object) -> bool:
             return True
         stack.extend(node.children())  # type: ignore[attr-defined]
     return False
+
+
+def _plan_json(plan: Plan) -> dict:
+    # An ask holds z3 terms and rounding keyed by their ids, which JSON cannot hold: it is saved as the run
+    # it came from and the position of its condition, and rebuilt at resume by running that run again.
+    ask = plan.ask
+    return {
+        "choices": choices_json(plan.choices),
+        "expect": _side_json(plan.expect),
+        "ask": None if ask is None else {"base": choices_json(ask.base), "condition": len(ask.query.prefix)},
+    }
+
+
+class _Asks:
+    """The asks of saved plans, rebuilt from concolic runs of the runs they came from (one run per base)."""
+
+    def __init__(self, rerun: Rerun) -> None:
+        self.rerun = rerun
+        self._runs: dict[str, tuple[object, Concolic]] = {}
+
+    def rebuilt(self, raw: dict | None) -> Ask | None:
+        if raw is None:
+            return None
+        key = json.dumps(raw["base"])
+        if key not in self._runs:
+            concolic = Concolic()
+            self._runs[key] = (self.rerun(choices_from(raw["base"]), concolic), concolic)
+        result, concolic = self._runs[key]
+        conditions = concolic.log.conditions
+        k = int(raw["condition"])
+        positions = input_positions(result.choices)  # type: ignore[attr-defined]
+        slots = result.slots  # type: ignore[attr-defined]
+        if not 0 <= k < len(conditions) or len(positions) != len(slots):
+            raise ValueError("a saved plan's run no longer makes the condition it was solved from")
+        condition = conditions[k]
+        constraints = bounds(list({id(slot.parameter): slot.parameter for slot in slots}.values()))
+        by_name = {
+            variable_name(slot.parameter, slot.element): (position, slot) for position, slot in zip(positions, slots)
+        }
+        other: Side = (condition.site, not condition.taken)
+        query = Query(conditions[:k], condition)
+        return Ask(query, constraints, dict(concolic.log.rounding), list(result.choices), by_name, other)  # type: ignore[attr-defined]
+
+
+def _side_json(side: Side) -> list:
+    (path, line, column), taken = side
+    return [[path, line, column], taken]
+
+
+def _side(raw: list) -> Side:
+    (path, line, column), taken = raw
+    return (str(path), int(line), int(column)), bool(taken)

@@ -22,6 +22,8 @@ from typing import Any, Sequence
 
 import z3
 
+from dnsse.symbolic.fresh import fresh_model
+
 SORTS = {"float64": z3.Float64(), "float32": z3.Float32(), "float16": z3.Float16(), "bfloat16": z3.FPSort(8, 8)}
 _WIDE = z3.Float64()
 _RM = z3.RNE()
@@ -111,20 +113,17 @@ def solve_fp(
     Raises :class:`Unsupported` when an expression cannot be translated.
     """
     translation = _Translation(rounding)
-    solver = z3.Solver()
-    solver.set("timeout", timeout_ms)
-    for condition in list(conditions) + list(bounds):
-        solver.add(translation.boolean(condition))
+    assertions = [translation.boolean(condition) for condition in list(conditions) + list(bounds)]
     for variable, integral in translation.variables.values():
-        solver.add(z3.Not(z3.fpIsNaN(variable)), z3.Not(z3.fpIsInf(variable)))
+        assertions += [z3.Not(z3.fpIsNaN(variable)), z3.Not(z3.fpIsInf(variable))]
         if integral:
-            solver.add(z3.fpEQ(z3.fpRoundToIntegral(z3.RTZ(), variable), variable))
-    if solver.check() != z3.sat:
+            assertions.append(z3.fpEQ(z3.fpRoundToIntegral(z3.RTZ(), variable), variable))
+    model = fresh_model(assertions, timeout_ms)
+    if model is None:
         return None
-    model = solver.model()
     values: dict[str, int | float] = {}
     for name, (variable, integral) in translation.variables.items():
-        bits = model.eval(z3.fpToIEEEBV(variable), model_completion=True).as_long()
+        bits = model.eval(z3.fpToIEEEBV(variable.translate(model.ctx), model.ctx), model_completion=True).as_long()
         value = struct.unpack("<d", struct.pack("<Q", bits))[0]
         if math.isfinite(value):
             values[name] = int(value) if integral else value

@@ -15,6 +15,7 @@ from typing import Any, Sequence
 
 import z3
 
+from dnsse.symbolic.fresh import fresh_model
 from dnsse.symbolic.values import Condition
 
 QUERY_TIMEOUT_MS = 2000
@@ -28,15 +29,11 @@ class Query:
 
 def solve(query: Query, bounds: Sequence[Any], timeout_ms: int = QUERY_TIMEOUT_MS) -> dict[str, int | float] | None:
     """Values of the input variables that meet the prefix and flip the target; ``None`` when unsat or unknown."""
-    solver = z3.Solver()
-    solver.set("timeout", timeout_ms)
-    for condition in query.prefix:
-        solver.add(condition.expr if condition.taken else z3.Not(condition.expr))
-    solver.add(z3.Not(query.target.expr) if query.target.taken else query.target.expr)
-    solver.add(*bounds)
-    if solver.check() != z3.sat:
+    assertions = [condition.expr if condition.taken else z3.Not(condition.expr) for condition in query.prefix]
+    assertions.append(z3.Not(query.target.expr) if query.target.taken else query.target.expr)
+    model = fresh_model(assertions + list(bounds), timeout_ms)
+    if model is None:
         return None
-    model = solver.model()
     values: dict[str, int | float] = {}
     for declaration in model.decls():
         value = model[declaration]

@@ -20,3 +20,21 @@ def racy(rounds: int = 300) -> None:
     for thread in threads:
         thread.join()
     assert counter[0] == 2, f"lost update: {counter[0]}"
+
+
+def locked(rounds: int = 2, workers: int = 3) -> None:
+    """Correct: dfs verifies it, in enough executions to be interrupted on the way."""
+    lock = threading.Lock()
+    counter = [0]
+
+    def work() -> None:
+        for _ in range(rounds):
+            with lock:
+                counter[0] += 1
+
+    threads = [threading.Thread(target=work) for _ in range(workers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert counter[0] == workers * rounds

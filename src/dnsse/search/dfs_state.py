@@ -1,0 +1,95 @@
+"""The dfs search tree as JSON, so that ``--resume`` goes on with the branches left to explore.
+
+The tree is the current path: for each scheduling choice the runnable
+agents, the operation each would perform, the sleep set on entry, the agents
+explored and those still to explore (the backtrack set); for each value
+choice its options and the one taken. With the counts (executions, runs cut
+short by sleep sets, divergences) and the first reason a footprint may be
+incomplete, a resumed search runs the executions the uninterrupted one would
+have run, and its ``verified`` statement counts all of them.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from dnsse.engine.operation import Access, Operation
+
+if TYPE_CHECKING:
+    from dnsse.search.dfs import DfsStrategy
+
+
+def operation_json(operation: Operation) -> list:
+    return [operation.kind, [[name, access.value] for name, access in operation.objects], operation.detail]
+
+
+def operation_from(raw: list) -> Operation:
+    kind, objects, detail = raw
+    return Operation(str(kind), tuple((str(name), Access(access)) for name, access in objects), str(detail))
+
+
+def dfs_state(search: DfsStrategy) -> dict:
+    from dnsse.search.dfs import _AgentNode
+
+    path = []
+    for node in search.path:
+        if isinstance(node, _AgentNode):
+            path.append(
+                {
+                    "step": node.step,
+                    "runnable": list(node.runnable),
+                    "operations": [[agent, operation_json(op)] for agent, op in node.operations.items()],
+                    "current": node.current,
+                    "preemptions": node.preemptions,
+                    "sleep": [[agent, operation_json(op), known] for agent, (op, known) in node.sleep.items()],
+                    "known": node.known,
+                    "chosen": node.chosen,
+                    "done": list(node.done),
+                    "backtrack": sorted(node.backtrack),
+                }
+            )
+        else:
+            path.append({"kind": node.kind, "options": node.options, "chosen": node.chosen})
+    return {
+        "bound": search.bound,
+        "path": path,
+        "replay": search.replay,
+        "exhausted": search.exhausted,
+        "executions": search.executions,
+        "redundant": search.redundant,
+        "divergences": search.divergences,
+        "untrusted": search.untrusted,
+    }
+
+
+def restore_dfs(search: DfsStrategy, state: dict) -> None:
+    from dnsse.search.dfs import _AgentNode, _ValueNode
+
+    if state["bound"] != search.bound:
+        raise ValueError(f"it was saved by a dfs search with preemption bound {state['bound']}, not {search.bound}")
+    path: list[_AgentNode | _ValueNode] = []
+    for raw in state["path"]:
+        if "kind" in raw:
+            path.append(_ValueNode(str(raw["kind"]), int(raw["options"]), int(raw["chosen"])))
+            continue
+        path.append(
+            _AgentNode(
+                step=int(raw["step"]),
+                runnable=tuple(int(agent) for agent in raw["runnable"]),
+                operations={int(agent): operation_from(op) for agent, op in raw["operations"]},
+                current=None if raw["current"] is None else int(raw["current"]),
+                preemptions=int(raw["preemptions"]),
+                sleep={int(agent): (operation_from(op), int(known)) for agent, op, known in raw["sleep"]},
+                known=int(raw["known"]),
+                chosen=int(raw["chosen"]),
+                done=[int(agent) for agent in raw["done"]],
+                backtrack={int(agent) for agent in raw["backtrack"]},
+            )
+        )
+    search.path = path
+    search.replay = int(state["replay"])
+    search.exhausted = bool(state["exhausted"])
+    search.executions = int(state["executions"])
+    search.redundant = int(state["redundant"])
+    search.divergences = int(state["divergences"])
+    search.untrusted = None if state["untrusted"] is None else str(state["untrusted"])
