@@ -19,7 +19,7 @@ import pytest
 from hostile_cli import output, run_cli, target
 
 RACY = [target("slow.py:racy"), "--input", "rounds=30", "--keep-going", "--budget", "40"]
-LOCKED = [target("slow.py:locked"), "--input", "workers=2", "--input", "rounds=3", "--budget", "5000"]
+LOCKED = [target("slow.py:locked"), "--input", "workers=2", "--input", "rounds=4", "--budget", "5000"]
 # How long to wait for a campaign to save its first executions before giving up (a hang, not a measure).
 PATIENCE_S = 300
 
