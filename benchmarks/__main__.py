@@ -38,6 +38,16 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results")
     parser.add_argument("--programs", nargs="*", default=None, help="only these programs (names from catalog.py)")
     parser.add_argument("--strategies", nargs="*", default=None, help=f"only these strategies (built: {', '.join(BUILT)})")
+    parser.add_argument("--seeds", type=int, default=None, help="number of seeds (default: 5, --quick 2)")
+    parser.add_argument("--budget", type=int, default=None, help="executions per campaign (default: 300, --quick 30)")
+    parser.add_argument(
+        "--time-budget", type=float, default=None,
+        help="seconds per campaign (default: 30, --quick 5); raise it on a loaded machine so budgets count executions",
+    )
+    parser.add_argument(
+        "--pin-inputs", action="store_true",
+        help="every input keeps its default value: the coverage of the programs without inputs explored",
+    )
     parser.add_argument("--no-stress", action="store_true", help="skip the uncontrolled stress baseline")
     parser.add_argument("--no-peers", action="store_true", help="skip the peer tools")
     parser.add_argument(
@@ -66,15 +76,18 @@ def main(argv: list[str] | None = None) -> int:
         results = json.loads(arguments.from_json.read_text(encoding="utf-8"))
         _write(results, arguments.out, full=results["command"] == "python -m benchmarks")
         return 0
-    settings = QUICK if arguments.quick else FULL
+    settings = dict(QUICK if arguments.quick else FULL)
+    overrides = {"seeds": arguments.seeds, "budget": arguments.budget, "time_budget": arguments.time_budget}
+    settings.update({key: value for key, value in overrides.items() if value is not None})
+    custom = any(value is not None for value in overrides.values()) or arguments.pin_inputs
     programs = [p for p in PROGRAMS if arguments.programs is None or p.name in arguments.programs]
     strategies = [s for s in BUILT if arguments.strategies is None or s in arguments.strategies]
     seeds = list(range(settings["seeds"]))
     started = time.perf_counter()
     results: dict = {
-        "command": "python -m benchmarks" + (" --quick" if arguments.quick else ""),
+        "command": "python -m benchmarks" + (" " + " ".join(argv if argv is not None else sys.argv[1:]) if argv or sys.argv[1:] else ""),
         "machine": machine(),
-        "config": {**settings, "seeds": seeds, "stress_runs": settings["budget"]},
+        "config": {**settings, "seeds": seeds, "stress_runs": settings["budget"], "pin_inputs": arguments.pin_inputs},
         "strategies": strategies,
         "unsupported_strategies": {name: "not built yet (dnsse refuses it)" for name in PLANNED},
         "campaigns": [],
@@ -88,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
                 for seed in seeds[:1] if strategy in SEEDLESS else seeds:
                     record = run_dnsse(
                         program, variant, strategy, seed, settings["budget"], settings["time_budget"],
-                        settings["execution_timeout"],
+                        settings["execution_timeout"], arguments.pin_inputs,
                     )
                     results["campaigns"].append(asdict(record))
                     _progress(record.program, record.variant, f"{strategy}/{seed}", record.skipped, record.bug_kind,
@@ -112,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     results["elapsed_s"] = round(time.perf_counter() - started, 1)
     arguments.out.mkdir(parents=True, exist_ok=True)
     (arguments.out / "latest.json").write_text(json.dumps(results, indent=1, default=list), encoding="utf-8")
-    complete = arguments.programs is None and arguments.strategies is None
+    complete = arguments.programs is None and arguments.strategies is None and not custom
     _write(results, arguments.out, full=not arguments.quick and complete)
     return 0
 

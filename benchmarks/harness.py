@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -53,8 +54,13 @@ def run_dnsse(
     budget: int,
     time_budget: float,
     execution_timeout: float = 10.0,
+    pin_inputs: bool = False,
 ) -> CampaignRecord:
-    """One in-process campaign, stopping at the first bug; a refusal (BadInput) is recorded, not raised."""
+    """One in-process campaign, stopping at the first bug; a refusal (BadInput) is recorded, not raised.
+
+    ``pin_inputs``: every input keeps its default value, as if the program had
+    none (the "without inputs explored" column of the table).
+    """
     record = CampaignRecord(program.name, variant.entry, strategy, seed)
     started = time.perf_counter()
     seen_arcs = -1
@@ -86,6 +92,7 @@ def run_dnsse(
             limits=Limits(max_seconds=execution_timeout),
             minimize=False,
             coverage=True,
+            inputs=default_inputs(program, variant) if pin_inputs else {},
         )
         try:
             result = run_campaign(config, on_execution=on_execution)
@@ -101,3 +108,18 @@ def run_dnsse(
         record.branches_total = result.coverage.branches_total
         record.branches_covered = result.coverage.branches_covered
     return record
+
+
+def default_inputs(program: Program, variant: Variant) -> dict[str, str]:
+    """NAME -> default text of each keyword parameter of the variant's entry point that has a literal default.
+
+    Read from the source, so nothing of the program runs outside control.
+    """
+    tree = ast.parse(program.path.read_text(encoding="utf-8"))
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == variant.entry:
+            arguments = node.args.posonlyargs + node.args.args
+            pairs = list(zip(arguments[len(arguments) - len(node.args.defaults):], node.args.defaults))
+            pairs += [(a, d) for a, d in zip(node.args.kwonlyargs, node.args.kw_defaults) if d is not None]
+            return {argument.arg: str(ast.literal_eval(default)) for argument, default in pairs}
+    raise ValueError(f"{program.file} has no entry point {variant.entry}")

@@ -3,9 +3,10 @@
 An execution is a function of (target, choices) only if nothing carries over
 from the executions before it. Besides a fresh working directory and seeded
 generators (:mod:`.entropy`), the process-wide state a program commonly
-changes is put back after every execution: ``os.environ``, ``sys.path``, and
-torch's global flags (default dtype and device, grad mode, deterministic
-algorithms, anomaly detection, intra-op threads).
+changes is put back after every execution: ``os.environ``, ``sys.path``, the
+interpreter's hooks and recursion limit, and torch's global flags (default
+dtype and device, grad mode, deterministic algorithms, anomaly detection,
+intra-op threads).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import shutil
 import stat
 import sys
 import tempfile
+import threading
 from typing import Callable, Iterator
 
 from dnsse.engine.entropy import entropy_from_seed, seed_random_generators
@@ -78,6 +80,7 @@ def isolated_execution(seed: int) -> Iterator[None]:
     """Seed every generator from ``seed``; restore the process-wide state when the block ends."""
     environment = _raw_environment()
     path = list(sys.path)
+    hooks = _interpreter_hooks()
     restore_torch = _torch_flags()
     seed_random_generators(seed)
     try:
@@ -88,8 +91,23 @@ def isolated_execution(seed: int) -> Iterator[None]:
             _restore_environment(_decoded(environment))
         if sys.path != path:
             sys.path[:] = path
+        if _interpreter_hooks() != hooks:
+            _restore_interpreter_hooks(hooks)
         if restore_torch is not None:
             restore_torch()
+
+
+def _interpreter_hooks() -> tuple:
+    # torch's init_process_group wraps sys.excepthook on every call (to prefix
+    # "[rankN]"): left in place, each execution would nest two more wrappers,
+    # until a long campaign's first uncaught exception overflows the stack.
+    return sys.excepthook, threading.excepthook, sys.unraisablehook, sys.getrecursionlimit()
+
+
+def _restore_interpreter_hooks(hooks: tuple) -> None:
+    sys.excepthook, threading.excepthook, sys.unraisablehook, limit = hooks
+    if sys.getrecursionlimit() != limit:
+        sys.setrecursionlimit(limit)
 
 
 def _raw_environment() -> dict:
