@@ -48,6 +48,9 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
         "--pin-inputs", action="store_true",
         help="every input keeps its default value: the coverage of the programs without inputs explored",
     )
+    parser.add_argument(
+        "--correct-only", action="store_true", help="only the correct versions (coverage; no seeded bugs)",
+    )
     parser.add_argument("--no-stress", action="store_true", help="skip the uncontrolled stress baseline")
     parser.add_argument("--no-peers", action="store_true", help="skip the peer tools")
     parser.add_argument(
@@ -79,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     settings = dict(QUICK if arguments.quick else FULL)
     overrides = {"seeds": arguments.seeds, "budget": arguments.budget, "time_budget": arguments.time_budget}
     settings.update({key: value for key, value in overrides.items() if value is not None})
-    custom = any(value is not None for value in overrides.values()) or arguments.pin_inputs
+    custom = any(value is not None for value in overrides.values()) or arguments.pin_inputs or arguments.correct_only
     programs = [p for p in PROGRAMS if arguments.programs is None or p.name in arguments.programs]
     strategies = [s for s in BUILT if arguments.strategies is None or s in arguments.strategies]
     seeds = list(range(settings["seeds"]))
@@ -96,6 +99,8 @@ def main(argv: list[str] | None = None) -> int:
     }
     for program in programs:
         for variant in program.variants:
+            if arguments.correct_only and variant.bug is not None:
+                continue
             for strategy in strategies:
                 # A systematic strategy ignores its seed: one run says all the seeds would.
                 for seed in seeds[:1] if strategy in SEEDLESS else seeds:
@@ -115,6 +120,8 @@ def main(argv: list[str] | None = None) -> int:
     if not arguments.no_stress:
         for program in programs:
             for variant in program.variants:
+                if arguments.correct_only and variant.bug is not None:
+                    continue
                 stress = run_stress(program, variant, settings["budget"], settings["run_timeout"], settings["stress_time"])
                 entry = asdict(stress)
                 entry.pop("arcs")
