@@ -207,7 +207,7 @@ class ControlledLoop(asyncio.BaseEventLoop):
         label = f"Task-{self._runtime.number('asyncio.Task')} ({what})"
         # Created in the thread that creates the task, which stands for the loop's thread.
         agent = ThreadAgent(
-            self._execution, label, lambda: self._run_task(agent, task, handles), daemon=True, on_start=captured()
+            self._execution, label, lambda: self._run_task(agent, task, handles), daemon=True, on_start=captured("task")
         )
         # A task runs in its loop's thread: current_thread() and get_ident() name that thread.
         self._runtime.attach(agent, self._runtime.handle_of(self._owner))

@@ -1,18 +1,20 @@
-"""Thread-local state of libraries that an asyncio task takes over from its loop's thread.
+"""Thread-local state of libraries that threads and asyncio tasks take over from their creator.
 
-On a real loop every task runs in the loop's one OS thread, so it sees that
-thread's thread-local state (torch's grad mode, for one). Here each task is
-an agent with an OS thread of its own, so a framework registers a *carrier*:
-called in the thread that creates the task, it captures what the task must
-see and returns the function that installs it in the task's thread before
-the task's first step.
+A thread a program starts belongs to the same process as its creator, and an
+asyncio task runs in its loop's OS thread; here each is an agent with an OS
+thread of its own. So a framework registers a *carrier*: called in the
+thread that starts the thread or creates the task, with ``"thread"`` or
+``"task"``, it captures what the new agent must see (whom it acts for, the
+loop thread's thread-local state) and returns the function that installs it
+in the new agent's thread before its first step.
 """
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Literal
 
-Carrier = Callable[[], Callable[[], None]]
+Into = Literal["thread", "task"]
+Carrier = Callable[[Into], Callable[[], None]]
 
 _CARRIERS: list[Carrier] = []
 
@@ -23,11 +25,11 @@ def carry(carrier: Carrier) -> Callable[[], None]:
     return lambda: _CARRIERS.remove(carrier)
 
 
-def captured() -> Callable[[], None] | None:
-    """What every carrier captures now, as one function that installs it; None when none is registered."""
+def captured(into: Into) -> Callable[[], None] | None:
+    """What every carrier captures now for a new ``into``, as one function that installs it; None when none is registered."""
     if not _CARRIERS:
         return None
-    install = [carrier() for carrier in _CARRIERS]
+    install = [carrier(into) for carrier in _CARRIERS]
 
     def apply() -> None:
         for step in install:

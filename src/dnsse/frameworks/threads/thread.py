@@ -22,6 +22,7 @@ from dnsse.engine.execution import current_agent
 from dnsse.engine.operation import Access, Operation
 from dnsse.frameworks.threads import clock
 from dnsse.frameworks.threads.event import Event
+from dnsse.frameworks.threads.inheritance import captured
 from dnsse.frameworks.threads.primitive import block_until
 from dnsse.frameworks.threads.runtime import ThreadsRuntime, runtime_for
 from dnsse.frameworks.threads.shared_state import call_from_outside, traced
@@ -85,7 +86,10 @@ class Thread:
         execution.yield_point(agent, Operation("thread.start", ((self._object, Access.SYNC),), self._name))
         # A thread of a Ray worker dies with the worker's process when the job ends, daemon or not.
         in_worker = runtime.ends_with_job(agent)
-        child = ThreadAgent(execution, self._name, self._bootstrap, daemon=self._daemonic or in_worker)
+        # Started in its creator's process: it acts for whom the creator acts for (a torch rank).
+        child = ThreadAgent(
+            execution, self._name, self._bootstrap, daemon=self._daemonic or in_worker, on_start=captured("thread")
+        )
         if in_worker:
             runtime.started_by_job_worker(child)
         child.handle = self

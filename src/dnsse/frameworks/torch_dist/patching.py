@@ -5,7 +5,7 @@ process-group state (:mod:`.c10d_world`), replaces the few setup functions
 of :mod:`.process_groups` in both ``torch.distributed`` and
 ``distributed_c10d``, and, where CUDA is missing, the CUDA entry points of
 :mod:`.cpu_devices`; asyncio tasks take over their rank's torch state
-(:func:`.rank_mode.task_carrier`). Everything is put back on exit.
+(:func:`.rank_mode.rank_carrier`). Everything is put back on exit.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from torch.distributed import distributed_c10d
 from dnsse.frameworks.torch_dist.c10d_world import RankLocalWorld, register_backend
 from dnsse.frameworks.torch_dist.cpu_devices import cuda_stand_ins
 from dnsse.frameworks.torch_dist.process_groups import REPLACEMENTS
-from dnsse.frameworks.torch_dist.rank_mode import task_carrier
+from dnsse.frameworks.torch_dist.rank_mode import rank_carrier
 from dnsse.frameworks.torch_dist.uncontrolled import REFUSED
 from dnsse.frameworks.threads.inheritance import carry
 from dnsse.engine.uncontrolled import refused
@@ -54,8 +54,8 @@ def installed(world_size: int, notice: Callable[[str], None]) -> Iterator[None]:
     torch._C._distributed_c10d._set_thread_isolation_mode(True)
     # Backward runs on the rank's own thread, so DDP's hooks run under its control.
     autograd_threads = torch.autograd.set_multithreading_enabled(False)
-    # asyncio tasks a rank starts see its thread's torch state, as in one real thread.
-    uncarry = carry(task_carrier)
+    # Threads and asyncio tasks a rank starts act for it, as in one real process.
+    uncarry = carry(rank_carrier)
     try:
         with refused(REFUSED):
             yield

@@ -7,10 +7,10 @@ until it finished, as the kernel would (:mod:`.streams`); reads of buffers an
 async operation still owns are caught (:mod:`.guard`); and, on a machine
 without CUDA, CUDA devices become the CPU (:mod:`.cpu_devices`).
 
-An asyncio task of a rank runs in an OS thread of its own here, where on a
-real loop it runs in the loop's thread: :func:`task_carrier` gives it what
-that thread has, the mode and torch's thread-local grad mode and autocast
-state, as they are when the task is created.
+A thread a rank starts, and an asyncio task of a rank, runs in an OS thread
+of its own here: :func:`rank_carrier` makes it act for the rank, under the
+mode; a task, which on a real loop runs in the loop's thread, also gets
+that thread's grad mode and autocast state as they are when it is created.
 """
 
 from __future__ import annotations
@@ -19,13 +19,15 @@ from typing import Any, Callable
 
 import torch
 
+from torch._C._distributed_c10d import _register_process_group
 from torch.overrides import TorchFunctionMode
 
 from dnsse.engine.execution import ExecutionAborted
 from dnsse.frameworks.torch_dist.cpu_devices import on_cpu
 from dnsse.frameworks.torch_dist.guard import Unsettled, overlapping, program_frame, read_bug, spans_of, touched
 from dnsse.frameworks.torch_dist.streams import wait_for
-from dnsse.frameworks.torch_dist.world import RankState, rank_here
+from dnsse.frameworks.torch_dist.world import RankState, act_for, rank_here
+from dnsse.frameworks.threads.inheritance import Into
 
 _AUTOCAST_DEVICES = ("cpu", "cuda")
 
@@ -66,19 +68,31 @@ class RankMode(TorchFunctionMode):
             wait_for(self.state, streams.fence, f"{name}() waits for the NCCL work the compute stream waits for")
 
 
-def task_carrier() -> Callable[[], None]:
-    """Called where an asyncio task is created: what its own thread must install before its first step."""
+def rank_carrier(into: Into) -> Callable[[], None]:
+    """Called where a thread is started or an asyncio task created: what the new agent's own thread must install.
+
+    Either belongs to the creating rank's process: it acts for that rank,
+    under its mode, and finds its groups by name (functional collectives
+    look them up in a registry kept per thread here). A task also runs in
+    its loop's thread, so it sees that thread's grad mode and autocast
+    state; a new thread starts with torch's defaults, as a real one does.
+    """
+    state = rank_here()
     grad = torch.is_grad_enabled()
     autocast = [(d, torch.is_autocast_enabled(d), torch.get_autocast_dtype(d)) for d in _AUTOCAST_DEVICES]
-    state = rank_here()
 
     def install() -> None:
-        torch.set_grad_enabled(grad)
-        for device, enabled, dtype in autocast:
-            torch.set_autocast_enabled(device, enabled)
-            torch.set_autocast_dtype(device, dtype)
-        if state is not None:
-            # Left on the thread's mode stack: the thread ends with the task.
-            RankMode(state, cuda_on_cpu=not torch.cuda.is_available()).__enter__()
+        if into == "task":
+            torch.set_grad_enabled(grad)
+            for device, enabled, dtype in autocast:
+                torch.set_autocast_enabled(device, enabled)
+                torch.set_autocast_dtype(device, dtype)
+        if state is None:
+            return
+        act_for(state)
+        for group, name in list(state.c10d.pg_names.items()):
+            _register_process_group(name, group)
+        # Left on the thread's mode stack: the thread ends with the agent.
+        RankMode(state, cuda_on_cpu=not torch.cuda.is_available()).__enter__()
 
     return install

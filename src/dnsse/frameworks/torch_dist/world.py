@@ -8,7 +8,7 @@ executions cannot leak into each other.
 
 from __future__ import annotations
 
-import asyncio
+import _thread
 import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
@@ -52,7 +52,7 @@ class RankState:
 
     world: World
     rank: int
-    # The rank's own thread; asyncio tasks of a loop it runs act for it too (see `agent`).
+    # The rank's own thread; threads and asyncio tasks it starts act for it too (see `agent`).
     main_agent: ThreadAgent
     c10d: C10dState = field(default_factory=C10dState)
     # The backend the program asked for: its semantics are the ones modelled.
@@ -71,7 +71,7 @@ class RankState:
 
     @property
     def agent(self) -> ThreadAgent:
-        """The agent acting for this rank now: an asyncio task of a loop the rank runs, or the rank itself.
+        """The agent acting for this rank now: a thread or asyncio task the rank started, or the rank itself.
 
         Scheduling points of a rank's operation park the agent that made
         the call, so a task awaiting nothing but a collective blocks alone.
@@ -108,15 +108,21 @@ def choose_backend(state: RankState, backend: str) -> None:
         state.world.semantics = "nccl"
 
 
+# Per OS thread, hence per agent: the rank a thread or asyncio task started by a rank acts for.
+_started_by = _thread._local()
+
+
+def act_for(state: RankState) -> None:
+    """The calling agent, a thread or task the rank started, belongs to the rank's process: it acts for it."""
+    _started_by.state = state
+
+
 def rank_here() -> RankState | None:
-    """The rank the calling agent acts for: its own, or the one running the asyncio loop it is a task of."""
+    """The rank the calling agent acts for: its own, or the one whose process started its thread or task."""
     state = getattr(current_agent(), "handle", None)
     if isinstance(state, RankState):
         return state
-    # A task's agent runs with its loop set as the running loop of its thread.
-    owner = getattr(asyncio._get_running_loop(), "owner", None)
-    state = getattr(owner, "handle", None)
-    return state if isinstance(state, RankState) else None
+    return getattr(_started_by, "state", None)
 
 
 def current_rank(api: str) -> RankState:
@@ -126,7 +132,7 @@ def current_rank(api: str) -> RankState:
         raise RuntimeError(
             f"torch.distributed.{api} was called outside a rank that dnsse controls; while dnsse "
             "checks a torch program, call torch.distributed only from the ranks' entry point "
-            "(and code it calls), not from other threads or at the top level of the file"
+            "(and code it calls, threads and asyncio tasks it starts), not at the top level of the file"
         )
     return state
 
