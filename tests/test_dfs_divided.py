@@ -24,7 +24,7 @@ from dnsse.engine.target import LoadedTarget, TargetSpec
 from dnsse.frameworks.base import framework_named
 from dnsse.search.brute_force import all_schedules
 from dnsse.search.dfs import DfsStrategy
-from dnsse.search.dfs_share import DfsShare
+from dnsse.search.dfs_share import DfsShare, Unit
 from dnsse.search.dfs_slice import SliceLimits, run_slice
 from tests.test_dfs_against_brute_force import BRUTE_FORCE_LIMIT, outcomes, thread_programs
 
@@ -46,8 +46,14 @@ def one_process(run: Run, bound: int | None) -> tuple[list[ExecutionResult], Dfs
     return results, search
 
 
-def divided(run: Run, bound: int | None, workers: int, size: int) -> tuple[list[ExecutionResult], DfsShare]:
-    """Rounds in which each of ``workers`` takes a unit, then each runs a slice of ``size`` executions."""
+def divided(
+    run: Run, bound: int | None, workers: int, size: int, fate: Callable[[Unit], str] = lambda unit: "run"
+) -> tuple[list[ExecutionResult], DfsShare]:
+    """Rounds in which each of ``workers`` takes a unit, then each runs a slice of ``size`` executions.
+
+    ``fate(unit)`` may instead say that the unit's worker died: outside any
+    execution (``"give back"``) or in one (``"lose"``).
+    """
     share = DfsShare(bound)
     results: list[ExecutionResult] = []
 
@@ -61,6 +67,12 @@ def divided(run: Run, bound: int | None, workers: int, size: int) -> tuple[list[
         if not units:
             break
         for unit in units:
+            if fate(unit) == "give back":
+                share.give_back(unit)
+                continue
+            if fate(unit) == "lose":
+                share.lose(unit)
+                continue
             done = run_slice(bound, unit.prefix, SliceLimits(size), execute, lambda footprint, unit=unit: share.footprint(unit, footprint))
             share.absorb(unit, done)
     return results, share
@@ -103,6 +115,45 @@ def test_a_search_stopped_with_branches_left_is_not_verified() -> None:
         share.absorb(unit, done)
     assert done.executions == 3 and not done.exhausted and share.pending()
     assert share.summary().verified() is None and not share.finished()
+
+
+def test_a_unit_whose_worker_died_between_executions_is_explored_again_and_the_search_still_verifies() -> None:
+    loaded, framework = runner_for(f"{PROGRAMS}/dpor_threads.py:check_then_act", 2)
+    given_back: set[int] = set()
+
+    def fate(unit: Unit) -> str:
+        if unit.number in (2, 3) and unit.number not in given_back:
+            given_back.add(unit.number)
+            return "give back"
+        return "run"
+
+    with framework.activate():
+
+        def run(chooser: Chooser) -> ExecutionResult:
+            return run_execution(loaded, framework, chooser)
+
+        alone, search = one_process(run, None)
+        shared, share = divided(run, None, 2, 1, fate)
+    assert given_back == {2, 3}
+    digests = [digest(result) for result in shared]
+    assert len(digests) == len(set(digests)) and set(digests) == {digest(result) for result in alone}
+    assert share.summary().verified() == search.verified() is not None
+
+
+def test_a_unit_whose_worker_died_in_an_execution_is_lost_and_nothing_is_verified() -> None:
+    loaded, framework = runner_for(f"{PROGRAMS}/dpor_threads.py:check_then_act", 2)
+    with framework.activate():
+
+        def run(chooser: Chooser) -> ExecutionResult:
+            return run_execution(loaded, framework, chooser)
+
+        alone, _ = one_process(run, None)
+        shared, share = divided(run, None, 2, 1, lambda unit: "lose" if unit.number == 2 else "run")
+    digests = {digest(result) for result in shared}
+    # The rest of the tree is still explored, each schedule once, and only schedules of the program.
+    assert 0 < len(digests) == len(shared) and digests < {digest(result) for result in alone}
+    assert share.lost == 1 and not share.finished()
+    assert share.summary().verified() is None
 
 
 @settings(

@@ -14,7 +14,7 @@ import pytest
 from dnsse.cli import main
 from dnsse.engine.target import LoadedTarget, TargetSpec
 from dnsse.search.campaign import CampaignConfig
-from dnsse.search.parallel import _settings, _work, _worker_failure
+from dnsse.search.parallel import _work, worker_failure, worker_settings
 
 ROOT = Path(__file__).resolve().parent.parent
 PROGRAMS = Path(__file__).parent / "programs"
@@ -127,7 +127,7 @@ def test_bad_input_in_a_worker_reaches_the_parent_as_bad_input(tmp_path: Path) -
     target = tmp_path / "gone.py"
     target.write_text("import threading\n\n\ndef main():\n    pass\n")
     loaded = LoadedTarget(TargetSpec.parse(f"{target}:main"))
-    settings = _settings(CampaignConfig(target=str(loaded.spec)), loaded, 0, 2, None)
+    settings = worker_settings(CampaignConfig(target=str(loaded.spec)), loaded, 0, 2, None)
     target.unlink()  # removed after the parent loaded it
     reader, writer = multiprocessing.Pipe(duplex=False)
     _work(settings, writer, ctypes.c_bool(False))
@@ -135,5 +135,5 @@ def test_bad_input_in_a_worker_reaches_the_parent_as_bad_input(tmp_path: Path) -
     while reader.poll():
         messages.append(json.loads(reader.recv_bytes()))
     assert [message["kind"] for message in messages] == ["failed"]
-    error = _worker_failure(0, messages[0])
+    error = worker_failure(0, messages[0])
     assert "does not exist" in str(error)

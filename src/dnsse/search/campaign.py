@@ -349,6 +349,25 @@ class Campaign:
         )
 
 
+def prepared_campaign(
+    config: CampaignConfig,
+    on_bug: Callable[[FoundBug], None] | None = None,
+    on_start: Callable[[LoadedTarget, Framework], None] | None = None,
+    feedback: bool = False,
+) -> Campaign:
+    """A campaign whose target is loaded and checked (:meth:`Campaign.prepare`), then announced to ``on_start``.
+
+    How every campaign whose executions run elsewhere (worker processes, Ray
+    tasks) begins: a target that cannot load is bad input before any worker starts.
+    """
+    campaign = Campaign(config, on_bug, feedback=feedback)
+    with campaign.framework.activate():
+        campaign.prepare()
+        if on_start is not None:
+            on_start(campaign.target, campaign.framework)
+    return campaign
+
+
 def run_campaign(
     config: CampaignConfig,
     on_bug: Callable[[FoundBug], None] | None = None,

@@ -20,6 +20,15 @@ footprint (a worker reports it right after its first execution). The search
 is exhausted when no unit is in flight and no shared node has a branch
 left; ``verified`` then holds as in one process, when no worker saw a
 divergence or an untrusted footprint.
+
+A worker process may die with its unit. Died outside any execution, it
+is given back and handed out again whole. Died in an execution (the
+program crashed its process), the unit is *lost*: running it again would
+crash again at the same place, so the rest of its subtree stays
+unexplored and the search is never exhausted (nothing is verified). Its
+branch still counts as taken, so the siblings are handed out without its
+footprint, and they do not let it sleep: a sleep set needs the footprint
+the step showed as it ran, which the dead worker never sent.
 """
 
 from __future__ import annotations
@@ -62,6 +71,9 @@ class DfsShare:
         self.nodes: list[_Shared] = []
         self.open: set[int] = set()  # shared nodes that may have a branch left
         self.flying: dict[int, Unit] = {}
+        self.again: list[Unit] = []  # units given back whole, handed out before any other
+        self.lost = 0
+        self._lost_branches: set[tuple[int, int]] = set()  # (shared node, agent) of lost units
         self.units = 0
         self._root_given = False
         self.executions = 0
@@ -74,6 +86,10 @@ class DfsShare:
 
         ``None`` when nothing can be handed out now (all taken, or waiting for a footprint).
         """
+        if self.again:
+            unit = self.again.pop(0)
+            self.flying[unit.number] = unit
+            return unit
         if not self._root_given:
             self._root_given = True
             return self._give([], None, [])
@@ -102,6 +118,19 @@ class DfsShare:
         if isinstance(node, _AgentNode) and unit.choice is not None:
             node.operations[unit.choice] = operation_from_json(footprint)
             self.nodes[unit.chain[-1]].ran.add(unit.choice)
+
+    def give_back(self, unit: Unit) -> None:
+        """``unit``'s worker died outside any execution: the unit is handed out again, whole."""
+        self.flying.pop(unit.number, None)
+        self.again.append(unit)
+
+    def lose(self, unit: Unit) -> None:
+        """``unit``'s worker died in an execution: the rest of its subtree stays unexplored (see above)."""
+        self.flying.pop(unit.number, None)
+        self.lost += 1
+        if unit.chain and unit.choice is not None and isinstance(self.nodes[unit.chain[-1]].node, _AgentNode):
+            self.nodes[unit.chain[-1]].ran.add(unit.choice)
+            self._lost_branches.add((unit.chain[-1], unit.choice))
 
     def absorb(self, unit: Unit, done: Slice) -> None:
         """A worker's slice of ``unit``: counts, escaped races, and its frontier, which becomes shared."""
@@ -132,12 +161,12 @@ class DfsShare:
             parent, branch = len(self.nodes) - 1, data["chosen"]
 
     def pending(self) -> bool:
-        """Whether some shared node has a branch left (handed out now, or once a footprint arrives)."""
-        return any(alternative(self.nodes[index].node, self.bound) is not None for index in self.open)
+        """Whether a unit was given back or some shared node has a branch left (now, or once a footprint arrives)."""
+        return bool(self.again) or any(alternative(self.nodes[index].node, self.bound) is not None for index in self.open)
 
     def finished(self) -> bool:
-        """Nothing in flight and no branch left anywhere: the whole tree was explored."""
-        return self._root_given and not self.flying and not self.pending()
+        """Nothing in flight or lost, and no branch left anywhere: the whole tree was explored."""
+        return self._root_given and not self.flying and not self.again and not self.lost and not self.pending()
 
     def summary(self) -> DfsStrategy:
         """The divided search as one ``dfs`` search would state it (``verified``, ``unverified``)."""
@@ -170,7 +199,11 @@ class DfsShare:
         for index, branch in zip(chain, branches):
             node = self.nodes[index].node
             if isinstance(node, _AgentNode):
-                done = node.done[: node.done.index(branch) + 1]
+                done = [
+                    agent
+                    for agent in node.done[: node.done.index(branch) + 1]
+                    if agent == branch or (index, agent) not in self._lost_branches
+                ]
                 prefix.append(
                     {
                         "step": node.step,

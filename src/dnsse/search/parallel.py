@@ -23,8 +23,9 @@ stops its workers, waits a grace period, then terminates those still running.
 
 Strategies learn per worker: ``pct`` estimates the length of a run from the
 executions of its own worker. A trace records its choices, so it replays
-whatever the worker had learnt. Systematic strategies (``dfs``) are refused:
-each of their executions follows from all the ones before.
+whatever the worker had learnt. ``dfs`` divides its tree among the workers
+instead (:mod:`dnsse.search.parallel_dfs`): each of its executions follows
+from the ones before.
 """
 
 from __future__ import annotations
@@ -37,18 +38,12 @@ import itertools
 import json
 import multiprocessing
 import os
-import signal
 import sys
-import threading
 import time
 import traceback
 from multiprocessing.connection import Connection
-from multiprocessing.process import BaseProcess
-from multiprocessing.queues import Queue
-from multiprocessing.synchronize import Event
-from queue import Empty
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterator
+from typing import TYPE_CHECKING, Callable
 
 from dnsse.coverage.arcs import Arc, ArcRecorder
 from dnsse.engine.bugs import Bug
@@ -69,6 +64,7 @@ from dnsse.search.campaign import (
     CampaignResult,
     FoundBug,
     advisor_setup,
+    prepared_campaign,
     wants_feedback,
     watch_for,
 )
@@ -82,11 +78,6 @@ if TYPE_CHECKING:
 
 # How often the parent looks at its workers while no report arrives.
 POLL_S = 0.2
-# The queue-based workers of a divided dfs (dnsse.search.parallel_dfs), and the helpers below that
-# watch them: how long stopped workers may take to finish, and how long the last reports of a
-# worker that ended normally may lag its exit.
-GRACE_S = 3.0
-EXIT_SETTLE_S = 1.0
 
 Send = Callable[..., None]
 
@@ -111,12 +102,8 @@ def run_parallel(
         # Imported here because the divided search is built on this module.
         from dnsse.search.parallel_dfs import run_parallel_dfs
 
-        return run_parallel_dfs(config, on_bug, on_start, on_execution)
-    campaign = Campaign(config, on_bug, feedback=wants_feedback(strategy))
-    with campaign.framework.activate():
-        campaign.prepare()
-        if on_start is not None:
-            on_start(campaign.target, campaign.framework)
+        return run_parallel_dfs(config, on_bug, on_start, on_execution, control)
+    campaign = prepared_campaign(config, on_bug, on_start, feedback=wants_feedback(strategy))
     workers = config.workers if config.budget is None else min(config.workers, config.budget)
     # Workers compare the time budget with the wall clock, the one clock every process shares.
     deadline = (
@@ -125,7 +112,7 @@ def run_parallel(
         else time.time() + config.time_budget - (time.perf_counter() - campaign.started)
     )
     pool = WorkerPool(
-        _worker_main, lambda worker, start, files: _settings(config, campaign.target, worker, workers, deadline, start, files)
+        _worker_main, lambda worker, start, files: worker_settings(config, campaign.target, worker, workers, deadline, start, files)
     )
     notes: dict[int, dict[str, int]] = {}
     try:
@@ -143,7 +130,7 @@ def run_parallel(
     return result
 
 
-def _settings(
+def worker_settings(
     config: CampaignConfig,
     target: LoadedTarget,
     worker: int,
@@ -176,6 +163,7 @@ def _settings(
             "spec_files": [str(Path(path).resolve()) for path in config.spec_files],
             "faults": config.faults,
             "show_output": config.show_output,
+            "minimize": config.minimize,
             "advisor": model_settings_json(config.advisor),
         }
     )
@@ -244,7 +232,7 @@ def _collect(
                 else:
                     running.discard(worker)
             elif kind == "failed":
-                raise _worker_failure(worker, message)
+                raise worker_failure(worker, message)
             elif kind == "found":
                 found[worker] = message
             elif kind == "execution":
@@ -312,7 +300,7 @@ def merge_reported_arcs(recorder: ArcRecorder | None, arcs: dict[str, list[list[
         recorder.arcs.setdefault(path, set()).update((start, end) for start, end in pairs)
 
 
-def _worker_failure(worker: int, message: dict) -> BadInput:
+def worker_failure(worker: int, message: dict) -> BadInput:
     if message["bad_input"]:
         return BadInput(message["error"])
     failure = BadInput(
@@ -325,29 +313,35 @@ def _worker_failure(worker: int, message: dict) -> BadInput:
 
 
 def _worker_main(settings_text: str, pipe: Connection, stop: ctypes.c_bool) -> None:
-    """A worker process: its share, then an exit no thread of the program can hold up (see dnsse.cli.exit_now)."""
+    """A worker process of a parallel campaign: its share of the executions, then its exit."""
     _work(settings_text, pipe, stop)
-    pipe.close()
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(Exception):
-            stream.flush()
-    os._exit(0)
+    exit_worker(pipe)
 
 
 def _work(settings_text: str, pipe: Connection, stop: ctypes.c_bool) -> None:
-    """The body of a worker process: run its share of the executions and report each one."""
+    serve(settings_text, pipe, lambda settings, send: _run_share(settings, stop, send))
+
+
+def serve(settings_text: str, pipe: Connection, run: Callable[[dict, Send], dict | None]) -> None:
+    """The body of a worker process: ``run(settings, send)``, its end told to the parent.
+
+    ``run`` returns ``None`` when its work is done, or the fields of a
+    ``replace`` message when a fresh process should go on. Its failure
+    reaches the parent as a ``failed`` message, and a fatal signal leaves
+    the program's Python stacks in the worker's fault log for the parent's
+    crash report.
+    """
     settings = json.loads(settings_text)
     worker = settings["worker"]
 
     def send(kind: str, **fields: object) -> None:
         pipe.send_bytes(json.dumps({"kind": kind, "worker": worker, **fields}).encode())
 
-    # A fatal signal leaves the program's Python stacks for the parent's crash report.
     fault_log = open(settings["faults_file"], "w") if settings["faults_file"] else None  # noqa: SIM115
     if fault_log is not None:
         faulthandler.enable(file=fault_log, all_threads=True)
     try:
-        replace_after = _run_share(settings, stop, send)
+        replace = run(settings, send)
     except BadInput as error:
         send("failed", bad_input=True, error=str(error))
     except Exception as error:  # noqa: BLE001 - any crash must reach the parent as a message, not a hang
@@ -355,13 +349,22 @@ def _work(settings_text: str, pipe: Connection, stop: ctypes.c_bool) -> None:
             "failed", bad_input=False, error=f"{type(error).__name__}: {error}", traceback=traceback.format_exc()
         )
     else:
-        if replace_after is None:
+        if replace is None:
             send("done")
         else:
-            send("replace", index=replace_after)
+            send("replace", **replace)
 
 
-def _run_share(settings: dict, stop: ctypes.c_bool, send: Send) -> int | None:
+def exit_worker(pipe: Connection) -> None:
+    """End a worker process with an exit no thread of the program can hold up (see dnsse.cli.exit_now)."""
+    pipe.close()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(0)
+
+
+def _run_share(settings: dict, stop: ctypes.c_bool, send: Send) -> dict | None:
     """Run and report executions; the index after which a fresh process should go on, if one should."""
     worker, workers, deadline = settings["worker"], settings["workers"], settings["deadline"]
     config = config_from_settings(settings)
@@ -402,11 +405,11 @@ def _run_share(settings: dict, stop: ctypes.c_bool, send: Send) -> int | None:
                 # Minimizing tries other schedules and values, which may kill this process:
                 # the parent holds the bug as found until the minimized one arrives.
                 shrunk.add(result.bug.signature())
-                send("found", **_report(index, result))
+                send("found", **execution_report(index, result))
                 shown = campaign.minimized(result, index + 1)
             send(
                 "execution",
-                **_report(index, shown),
+                **execution_report(index, shown),
                 arcs=new_arcs(campaign.recorder, reported),
                 notes=notes_of(strategy),
                 semantics=getattr(campaign.framework, "semantics", None),
@@ -414,11 +417,11 @@ def _run_share(settings: dict, stop: ctypes.c_bool, send: Send) -> int | None:
             if result.abandoned or is_exhausted(result.bug):
                 # Threads that would not stop slow every later execution, and the allocator may keep
                 # the memory the program took: a fresh process goes on.
-                return index
+                return {"index": index}
     return None
 
 
-def _report(index: int, result: ExecutionResult) -> dict:
+def execution_report(index: int, result: ExecutionResult) -> dict:
     """An execution's outcome as JSON; :func:`result_from_report` reads it back."""
     return {
         "index": index,
@@ -430,62 +433,6 @@ def _report(index: int, result: ExecutionResult) -> dict:
         "divergence": result.divergence,
         "inconclusive": result.inconclusive.to_json() if result.inconclusive is not None else None,
     }
-
-
-def _check_alive(processes: list[BaseProcess], running: set[int], dead_since: dict[int, float]) -> None:
-    """A worker that exited without saying it was done is a clear error, not a hang."""
-    now = time.perf_counter()
-    for worker in running:
-        process = processes[worker]
-        if process.is_alive():
-            continue
-        if now - dead_since.setdefault(worker, now) >= EXIT_SETTLE_S:
-            raise BadInput(
-                f"worker process {worker} exited ({_exit_text(process.exitcode)}) before it finished its "
-                "executions, e.g. killed for memory or by the program itself. Run the same command with "
-                "--workers 1 to check the program in one process"
-            )
-
-
-def _exit_text(code: int | None) -> str:
-    if code is not None and code < 0:
-        return f"killed by {signal.Signals(-code).name}"
-    return f"exit status {code}"
-
-
-def _shut_down(processes: list[BaseProcess], queue: Queue, stop: Event) -> None:
-    """Stop the workers, give them a grace period to finish, then terminate the rest; join all."""
-    stop.set()
-    started = [process for process in processes if process.pid is not None]
-    try:
-        until = time.perf_counter() + GRACE_S
-        while any(process.is_alive() for process in started) and time.perf_counter() < until:
-            # A worker exits only once its queued reports are in the pipe, so keep reading them.
-            with contextlib.suppress(Empty):
-                queue.get(timeout=POLL_S)
-    finally:
-        for process in started:
-            if process.is_alive():
-                process.terminate()
-        for process in started:
-            process.join(timeout=GRACE_S)
-            if process.is_alive():
-                process.kill()
-                process.join()
-        queue.close()
-
-
-@contextlib.contextmanager
-def _sigint_ignored() -> Iterator[None]:
-    """Start workers with SIGINT ignored (they inherit it), so Ctrl-C stops them through the parent."""
-    if threading.current_thread() is not threading.main_thread():
-        yield  # only the main thread handles signals; a campaign run from another thread keeps them as they are
-        return
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
 
 
 def config_from_settings(settings: dict) -> CampaignConfig:
@@ -505,6 +452,7 @@ def config_from_settings(settings: dict) -> CampaignConfig:
         spec_files=[Path(path) for path in settings["spec_files"]],
         faults=settings["faults"],
         show_output=settings["show_output"],
+        minimize=settings["minimize"],
         inputs=settings["inputs"],
         advisor=model_settings_from_json(settings["advisor"]),
     )

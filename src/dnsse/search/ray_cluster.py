@@ -39,7 +39,14 @@ from dnsse.engine.runner import ExecutionResult
 from dnsse.engine.target import LoadedTarget
 from dnsse.errors import BadInput
 from dnsse.frameworks.base import Framework
-from dnsse.search.campaign import Campaign, CampaignConfig, CampaignResult, FoundBug, wants_feedback
+from dnsse.search.campaign import (
+    Campaign,
+    CampaignConfig,
+    CampaignResult,
+    FoundBug,
+    prepared_campaign,
+    wants_feedback,
+)
 from dnsse.search.parallel import merge_reported_arcs, result_from_report
 from dnsse.search.registry import make_strategy
 from dnsse.search.strategy import Strategy
@@ -67,12 +74,8 @@ def run_on_ray(
         from dnsse.search.ray_dfs import run_dfs_on_ray
 
         return run_dfs_on_ray(ray, config, on_bug, on_start, on_execution)
-    campaign = Campaign(config, on_bug, feedback=wants_feedback(strategy))
-    with campaign.framework.activate():
-        campaign.prepare()
+    campaign = prepared_campaign(config, on_bug, on_start, feedback=wants_feedback(strategy))
     workers = _connect(ray, config)
-    if on_start is not None:
-        on_start(campaign.target, campaign.framework)
     task = ray.remote(num_cpus=1)(_run_batch)
     settings = _settings(config, campaign.target)
     budget = config.budget

@@ -20,7 +20,7 @@ from dnsse.coverage.arcs import ArcRecorder
 from dnsse.engine.runner import ExecutionResult
 from dnsse.engine.target import LoadedTarget
 from dnsse.frameworks.base import Framework
-from dnsse.search.campaign import Campaign, CampaignConfig, CampaignResult, FoundBug
+from dnsse.search.campaign import CampaignConfig, CampaignResult, FoundBug, prepared_campaign
 from dnsse.search.dfs import DfsStrategy
 from dnsse.search.dfs_share import DfsShare, Unit
 from dnsse.search.dfs_slice import Slice, SliceLimits, run_slice
@@ -39,12 +39,8 @@ def run_dfs_on_ray(
     on_execution: Callable[[int, ExecutionResult, ArcRecorder | None], None] | None = None,
 ) -> CampaignResult:
     """The ``dfs`` campaign of :func:`~dnsse.search.campaign.run_campaign`, its subtrees run as Ray tasks."""
-    campaign = Campaign(config, on_bug)
-    with campaign.framework.activate():
-        campaign.prepare()
+    campaign = prepared_campaign(config, on_bug, on_start)
     workers = _connect(ray, config)
-    if on_start is not None:
-        on_start(campaign.target, campaign.framework)
     task = ray.remote(num_cpus=1)(_run_dfs_slice)  # type: ignore[attr-defined]
     settings = _settings(config, campaign.target)
     share = DfsShare(config.preemption_bound)

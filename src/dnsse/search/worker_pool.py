@@ -11,6 +11,10 @@ closed; :meth:`WorkerPool.death` then says how it died and in which execution
 (see :mod:`dnsse.search.worker_death`), and :meth:`WorkerPool.start` puts a
 fresh process in its place.
 
+A pool made with ``inbox=True`` also gives each worker a pipe of its own
+from the parent (:meth:`WorkerPool.send`), read only by that worker: a
+worker that dies takes nothing of another's with it.
+
 Processes are spawned, never forked: the parent has threads (torch's pools,
 agents of past executions unwinding) that a fork would copy in whatever
 state they were in.
@@ -39,17 +43,19 @@ GRACE_S = 3.0
 # How long a worker whose pipe closed may take to be reaped.
 REAP_S = 5.0
 
-# A worker's body: (its settings as JSON, the writing end of its pipe, the shared stop flag).
-Body = Callable[[str, Connection, "ctypes.c_bool"], None]
+# A worker's body: (its settings as JSON, the writing end of its pipe, the shared stop flag[, its inbox]).
+Body = Callable[..., None]
 
 
 class WorkerPool:
     """Worker processes running ``body``; ``settings(worker, start, files)`` says what each one runs."""
 
-    def __init__(self, body: Body, settings: Callable[[int, int, WorkerFiles], str]) -> None:
+    def __init__(self, body: Body, settings: Callable[[int, int, WorkerFiles], str], inbox: bool = False) -> None:
         self._context = multiprocessing.get_context("spawn")
         self._body = body
         self._settings = settings
+        self._inbox = inbox
+        self._inboxes: dict[int, Connection] = {}
         self.stop = self._context.RawValue(ctypes.c_bool, False)
         self.directory = Path(tempfile.mkdtemp(prefix="dnsse-workers-"))
         self._processes: dict[int, BaseProcess] = {}
@@ -66,9 +72,13 @@ class WorkerPool:
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()
         reader, writer = self._context.Pipe(duplex=False)
+        arguments: tuple = (self._settings(worker, start, files), writer, self.stop)
+        if self._inbox:
+            inbox, self._inboxes[worker] = self._context.Pipe(duplex=False)
+            arguments += (inbox,)
         process = self._context.Process(
             target=self._body,
-            args=(self._settings(worker, start, files), writer, self.stop),
+            args=arguments,
             name=f"dnsse-worker-{worker}",
             # If the parent dies without cleaning up, multiprocessing still ends its daemons.
             daemon=True,
@@ -76,8 +86,20 @@ class WorkerPool:
         with _sigint_blocked():
             process.start()
         writer.close()  # the worker holds the only writing end: its death closes the pipe
+        if self._inbox:
+            inbox.close()  # and the only reading end of its inbox
         self._processes[worker] = process
         self._pipes[worker] = reader
+
+    def send(self, worker: int, message: object) -> None:
+        """Put ``message`` (JSON) in worker ``worker``'s inbox; a worker that died is heard of on its pipe."""
+        inbox = self._inboxes.get(worker)
+        if inbox is None:
+            return
+        try:
+            inbox.send_bytes(json.dumps(message).encode())
+        except OSError:  # BrokenPipeError: its reading end died with it
+            pass
 
     def receive(self, timeout: float) -> Iterator[tuple[int, dict | None]]:
         """The messages that arrived within ``timeout``, by worker; ``None``: that worker's pipe closed."""
@@ -94,12 +116,14 @@ class WorkerPool:
     def release(self, worker: int) -> None:
         """Worker ``worker`` said it is done: stop listening to it (it is joined at shutdown)."""
         self._pipes.pop(worker).close()
+        self._close_inbox(worker)
         self._ended.append(self._processes.pop(worker))
 
     def death(self, worker: int) -> Death:
         """Worker ``worker``'s pipe closed without its saying it was done: how it died."""
         process = self._processes.pop(worker)
         self._pipes.pop(worker).close()
+        self._close_inbox(worker)
         process.join(timeout=REAP_S)
         if process.is_alive():  # it closed its end but lives on: it is of no use any more
             process.kill()
@@ -128,7 +152,14 @@ class WorkerPool:
                     process.join()
             for pipe in self._pipes.values():
                 pipe.close()
+            for worker in list(self._inboxes):
+                self._close_inbox(worker)
             shutil.rmtree(self.directory, ignore_errors=True)
+
+    def _close_inbox(self, worker: int) -> None:
+        inbox = self._inboxes.pop(worker, None)
+        if inbox is not None:
+            inbox.close()
 
 
 @contextlib.contextmanager

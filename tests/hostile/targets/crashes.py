@@ -68,3 +68,23 @@ def exits_three() -> None:
     worker = threading.Thread(target=os._exit, args=(3,))
     worker.start()
     worker.join()
+
+
+def crash_or_lost_update() -> None:
+    """For dfs, which keeps the default inputs: one order of the threads kills the process, others lose an update."""
+    order = []
+    box = [0]
+
+    def worker(name: str) -> None:
+        order.append(name)
+        if order == ["b", "a"]:
+            os._exit(5)
+        value = box[0]
+        box[0] = value + 1
+
+    threads = [threading.Thread(target=worker, args=(name,)) for name in "ab"]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert box[0] == 2, f"lost an update: {box[0]}"
