@@ -392,6 +392,8 @@ def advisor_line(name: str, counts: dict) -> str:
         f"advisor {name}: {counts['received']} hints proposed, {counts['discarded']} discarded, "
         f"{counts['tried']} tried, {counts['useful']} useful"
     )
+    if counts.get("found_bugs"):
+        line += f" (a bug from the hint {counts['found_bugs'][0]})"
     if name != "offline":
         line += (
             f"; {counts['calls']} calls, {counts['cache_hits']} cache hits, {counts['failures']} failed, "

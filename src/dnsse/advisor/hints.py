@@ -1,7 +1,7 @@
 """What an advisor may say, and the one gate every answer passes.
 
-A hint is a prediction to try first: an ordering of two operations, or a
-value for an input. Whoever made it (the offline heuristics or a language
+A hint is a prediction to try first: an ordering of two operations, a
+value for an input, or a fault (crash an actor right after one of its calls). Whoever made it (the offline heuristics or a language
 model), it enters the search only through :func:`parse_hints`, which checks it
 against what the runs have shown: an agent, operation or location that no run
 has seen is discarded and counted, never guessed at. Text from a model is data.
@@ -81,7 +81,27 @@ class InputHint:
         return f"input {self.name} = {self.value!r}"
 
 
-Hint = Union[OrderingHint, InputHint]
+@dataclass(frozen=True, slots=True)
+class FaultHint:
+    """Crash ``actor`` at its first fault point after its ``after``-th call of ``method`` ran.
+
+    The actor must declare restarts (the runs saw it asked whether to crash);
+    the point right after a call is the next call's start, so the crash loses
+    whatever that call changed and did not persist.
+    """
+
+    actor: str
+    method: str
+    after: int
+    confidence: float
+    source: str = "offline"
+    reason: str = ""
+
+    def describe(self) -> str:
+        return f"crash {self.actor} after its call #{self.after} of {self.method}"
+
+
+Hint = Union[OrderingHint, InputHint, FaultHint]
 
 
 @dataclass
@@ -141,7 +161,18 @@ def _parse_one(item: object, summary: RunSummary, source: str) -> Hint:
         if value is None:
             raise _Refused(f"value {item.get('value')!r} does not fit input {name!r}")
         return InputHint(name, value[0], confidence, source, reason)
-    raise _Refused(f"unknown type {kind!r} (ordering or input)")
+    if kind == "fault":
+        actor = _text(item.get("actor"), "actor")
+        if actor not in summary.restartable:
+            raise _Refused(f"no actor named {actor!r} that may crash (one that declares max_restarts)")
+        method = _text(item.get("method"), "method")
+        if method not in summary.methods_of(actor):
+            raise _Refused(f"{actor!r} ran no call of {method!r}")
+        after = item.get("after")
+        if not isinstance(after, int) or isinstance(after, bool) or not 1 <= after <= 100_000:
+            raise _Refused(f"after must be a positive integer, got {after!r}")
+        return FaultHint(actor, method, after, confidence, source, reason)
+    raise _Refused(f"unknown type {kind!r} (ordering, input or fault)")
 
 
 def _operation(raw: object, summary: RunSummary, role: str) -> OperationRef:

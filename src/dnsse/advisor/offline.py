@@ -8,6 +8,9 @@ It proposes what experience says breaks concurrent programs:
   between one agent's read and its write of it (the lost update, the
   check-then-act), and a collective or receive of a rank that ran early held
   back until a later rank's conflicting step ran;
+- crash an actor that declares restarts right after a call of a method that
+  changes its state and persisted nothing (see :mod:`dnsse.advisor.actor_calls`):
+  the restart loses an update the caller was told had happened;
 - try the boundary values of each bounded input, where two ranks most often
   take different branches.
 
@@ -20,7 +23,7 @@ from __future__ import annotations
 
 import enum
 
-from dnsse.advisor.hints import Hint, InputHint, OperationRef, OrderingHint
+from dnsse.advisor.hints import FaultHint, Hint, InputHint, OperationRef, OrderingHint
 from dnsse.advisor.stats import AdvisorStats
 from dnsse.advisor.summary import RunSummary, Step
 
@@ -39,6 +42,7 @@ class OfflineAdvisor:
         """New hints for the runs summarized so far, best first; each is proposed once."""
         hints: list[Hint] = []
         races = summary.races()
+        hints.extend(_crashes_after_unpersisted_changes(summary))
         hints.extend(_windows(summary))
         for rank, order in enumerate(races):
             confidence = max(0.1, 0.9 - 0.02 * rank)
@@ -88,6 +92,18 @@ def _windows(summary: RunSummary) -> list[OrderingHint]:
                                 )
                             )
     return windows[:MAX_WINDOWS]
+
+
+def _crashes_after_unpersisted_changes(summary: RunSummary) -> list[FaultHint]:
+    """Crash the actor right after each call that changed its state and persisted nothing.
+
+    Two facts back each of these (the source changes the state, the run saw
+    nothing leave the actor) where a window rests on one, so they go first.
+    """
+    return [
+        FaultHint(actor, method, nth, 0.97, reason=f"crash: {actor}'s {method} #{nth} changed state it did not persist")
+        for actor, method, nth in sorted(summary.unpersisted, key=lambda call: (call[2], call[0], call[1]))
+    ]
 
 
 def _boundary_inputs(summary: RunSummary) -> list[Hint]:

@@ -30,6 +30,8 @@ class AdvisorStats:
     solved: int = 0  # ordering hints the schedule solver turned into an order of a recent run's steps
     useful: int = 0  # hints whose execution found new behaviour or a bug
     gave_up: str | None = None  # why the advisor stopped asking, if it did
+    # The hints whose execution found a bug ("crash: crash PS#1 after its call #1 of push"), the first few.
+    found_bugs: list[str] = field(default_factory=list)
 
     def discard(self, reasons: list[str]) -> None:
         """Count refusals of the hint gate (``"hint 3: no agent named 'x'"``) by kind, and keep a few."""

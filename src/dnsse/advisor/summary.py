@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
+from dnsse.advisor.actor_calls import call_of, calls_in, class_of
+
 if TYPE_CHECKING:
     from dnsse.engine.inputs import InputParameter
 
@@ -112,6 +114,12 @@ class RunSummary:
     uncovered: list[str] = field(default_factory=list)
     # file name -> the lines holding a statement, of the target's source (see code_lines)
     code: dict[str, set[int]] = field(default_factory=dict)
+    # Actors the runtime asked whether to crash (they declare restarts), and the methods they ran.
+    restartable: dict[str, set[str]] = field(default_factory=dict)
+    # (actor, method, n): the n-th call of that method, in some run, changed nothing it persisted.
+    unpersisted: set[tuple[str, str, int]] = field(default_factory=set)
+    # class name -> its methods that change an attribute of self (see actor_calls.state_changing_methods)
+    state_changes: dict[str, set[str]] = field(default_factory=dict)
 
     @property
     def agents(self) -> list[str]:
@@ -128,12 +136,16 @@ class RunSummary:
         name, _, line = location.rpartition(":")
         return line.isdigit() and int(line) in self.code.get(name, set())
 
+    def methods_of(self, actor: str) -> set[str]:
+        return self.restartable.get(actor, set())
+
     def locations_of(self, agent: str) -> set[str]:
         return {location for by_location in self.operations.get(agent, {}).values() for location in by_location}
 
-    def observe(self, steps: Sequence[Step], bug: str | None = None) -> None:
-        """Add one execution's steps (in the order they ran) and its bug, if any."""
+    def observe(self, steps: Sequence[Step], bug: str | None = None, fault_askers: Iterable[str] = ()) -> None:
+        """Add one execution's steps (in the order they ran), its bug, if any, and who was asked to crash."""
         self.executions += 1
+        self._observe_actor_calls(steps, set(fault_askers))
         for step in steps:
             by_kind = self.operations.setdefault(step.agent, {})
             by_kind.setdefault(step.kind, Counter())[step.location] += 1
@@ -144,6 +156,16 @@ class RunSummary:
         self.orders.update(set(_cross_agent_orders(steps)))
         if bug is not None and bug not in self.bugs:
             self.bugs.append(bug)
+
+    def _observe_actor_calls(self, steps: Sequence[Step], fault_askers: set[str]) -> None:
+        for agent in fault_askers:
+            call = call_of(agent)
+            if call is not None:
+                self.restartable.setdefault(call[0], set()).add(call[1])
+        for call in calls_in(steps):
+            if call.actor in self.restartable and not call.persisted:
+                if call.method in self.state_changes.get(class_of(call.actor), set()):
+                    self.unpersisted.add((call.actor, call.method, call.nth))
 
     def races(self) -> list[ObservedOrder]:
         """Observed orders whose reverse was never observed: the orders worth reversing first."""
@@ -167,6 +189,8 @@ class RunSummary:
             for kind, by_location in by_kind.items():
                 for location, times in by_location.most_common():
                     lines.append(f"    {kind} at {location or '?'} x{times}")
+        for actor, methods in self.restartable.items():
+            lines.append(f"actor {actor} may crash (it declares restarts); its methods: {', '.join(sorted(methods))}")
         lines.append("observed orders of dependent operations (first -> second, on object):")
         for order in self.races()[:40]:
             lines.append(

@@ -99,7 +99,11 @@ class Chooser(Protocol):
         ...
 
     def next_value(self, kind: str, options: int) -> int:
-        """Return a value in ``range(options)`` for a choice of ``kind``."""
+        """Return a value in ``range(options)`` for a choice of ``kind``.
+
+        A chooser whose ``wants_asker`` is true gets a third argument,
+        ``asker()``: who asks, and where (a fault aimed at one actor's worker).
+        """
         ...
 
 
@@ -177,7 +181,10 @@ class RecordingChooser:
 
     def next_value(self, kind: str, options: int, asker: Callable[[], Chosen]) -> int:
         self._before(kind, options, lambda i: asker())
-        index = self.inner.next_value(kind, options)
+        if getattr(self.inner, "wants_asker", False):
+            index = self.inner.next_value(kind, options, asker)  # type: ignore[call-arg]
+        else:
+            index = self.inner.next_value(kind, options)
         if not 0 <= index < options:
             raise ValueError(f"chooser answered {index} for a {kind} choice among {options}")
         return self._record(kind, options, index, lambda i: asker())

@@ -148,8 +148,9 @@ class _RecordingTo:
         self.recorder.record(ChoiceKind.AGENT, len(runnable), index)
         return index
 
-    def next_value(self, kind: str, options: int) -> int:
-        index = self.inner.next_value(kind, options)
+    def next_value(self, kind: str, options: int, *asker: object) -> int:
+        # ``asker`` comes only when the inner chooser wants it (``wants_asker``, passed on above).
+        index = self.inner.next_value(kind, options, *asker)  # type: ignore[call-arg]
         self.recorder.record(kind, options, index)
         return index
 

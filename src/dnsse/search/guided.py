@@ -24,7 +24,8 @@ from __future__ import annotations
 import random
 from typing import Callable, Sequence
 
-from dnsse.advisor.hints import OperationRef, OrderingHint
+from dnsse.advisor.actor_calls import call_of
+from dnsse.advisor.hints import FaultHint, OperationRef, OrderingHint
 from dnsse.engine.choices import ChoiceKind, Chosen
 from dnsse.engine.operation import Operation
 from dnsse.search.finish import Finish
@@ -37,6 +38,7 @@ PATIENCE = 200
 class GuidedChooser:
     wants_operations = True
     wants_offered = True
+    wants_asker = True
 
     def __init__(
         self,
@@ -45,6 +47,7 @@ class GuidedChooser:
         input_plan: Sequence[int | None] = (),
         schedule: Sequence[int] = (),
         values: Sequence[tuple[str, int]] = (),
+        fault: FaultHint | None = None,
     ) -> None:
         self.rng = random.Random(seed)
         self.ordering = ordering
@@ -60,6 +63,9 @@ class GuidedChooser:
         # The other choices (inputs, seeds, message matches, faults) of the run the schedule orders:
         # its steps exist only under the same values.
         self._values = list(values)
+        self.fault = fault
+        self.fault_struck = False
+        self._calls: list[str] = []  # the fault hint's actor's calls, in the order they first asked
 
     @property
     def hint_held(self) -> bool:
@@ -87,7 +93,9 @@ class GuidedChooser:
             self._ran(described[index])
         return index
 
-    def next_value(self, kind: str, options: int) -> int:
+    def next_value(self, kind: str, options: int, asker: Callable[[], Chosen] | None = None) -> int:
+        if kind == ChoiceKind.FAULT and self.fault is not None and asker is not None:
+            return int(self._strikes(asker().agent) and options > 1)
         if self._values:
             planned_kind, planned = self._values.pop(0)
             if planned_kind == kind and planned < options:
@@ -99,6 +107,18 @@ class GuidedChooser:
             if planned is not None and 0 <= planned < options:
                 return planned
         return self.rng.randrange(options)
+
+    def _strikes(self, agent: str) -> bool:
+        """Whether the fault hint crashes ``agent``'s worker at this fault point."""
+        assert self.fault is not None
+        call = call_of(agent)
+        if self.fault_struck or call is None or call[0] != self.fault.actor:
+            return False
+        if agent not in self._calls:
+            self._calls.append(agent)
+        earlier = self._calls[: self._calls.index(agent)]
+        self.fault_struck = sum(call_of(label)[1] == self.fault.method for label in earlier) >= self.fault.after  # type: ignore[index]
+        return self.fault_struck
 
     def _planned(self, runnable: Sequence[int], history: Sequence[tuple[int, object]]) -> int | None:
         """The index of the schedule's next agent while the run still follows the schedule."""

@@ -23,8 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from dnsse.advisor.hints import Hint, InputHint, OrderingHint
-from dnsse.advisor.ledger import Ledger
+from dnsse.advisor.actor_calls import state_changing_methods
+from dnsse.advisor.hints import FaultHint, Hint, InputHint, OrderingHint
+from dnsse.advisor.ledger import Ledger, shape_of
 from dnsse.advisor.model import ModelAdvisor, ModelSettings
 from dnsse.advisor.offline import OfflineAdvisor
 from dnsse.advisor.stats import AdvisorStats
@@ -53,6 +54,9 @@ class AdvisorSetup:
     on_notice: Callable[[str], None] = _tell
 
 
+# Hints that found a bug, kept for the report (with --keep-going there may be many).
+MAX_FOUND = 10
+
 # Recent executions kept for the solver: a hint is ordered in the latest one that performed its steps.
 RECENT_RUNS = 8
 
@@ -76,6 +80,7 @@ class LlmStrategy:
         self.summary = RunSummary(specs=list(setup.specs))
         if setup.source_path is not None:
             self.summary.code = code_lines(setup.source_path)
+            self.summary.state_changes = state_changing_methods(setup.source_path)
         self.ledger = Ledger()
         self.offline = OfflineAdvisor()
         self.model: ModelAdvisor | None = None
@@ -131,6 +136,8 @@ class LlmStrategy:
         if isinstance(hint, OrderingHint):
             schedule, values = self._solved(hint)
             chooser = GuidedChooser(seed, ordering=hint, schedule=schedule, values=values)
+        elif isinstance(hint, FaultHint):
+            chooser = GuidedChooser(seed, fault=hint)
         elif isinstance(hint, InputHint):
             chooser = GuidedChooser(seed, input_plan=self._input_plan(hint))
         else:
@@ -150,6 +157,8 @@ class LlmStrategy:
         stats = self._stats_of(hint)
         stats.tried += 1
         stats.useful += int(useful)
+        if result.bug is not None and len(stats.found_bugs) < MAX_FOUND:
+            stats.found_bugs.append(f"{shape_of(hint)}: {hint.describe()}")
 
     def learn(self, result) -> None:  # type: ignore[no-untyped-def]
         """Add an execution to the summary, whoever chose its schedule (hybrid: another engine)."""
@@ -159,7 +168,8 @@ class LlmStrategy:
             _Run(list(result.history), list(result.created_at), self.log.steps, self.log.positions, values)
         )
         bug = result.bug.render().splitlines()[0] if result.bug is not None else None
-        self.summary.observe(self.log.steps, bug)
+        askers = [choice.chosen.agent for choice in result.choices if choice.kind == ChoiceKind.FAULT and choice.chosen]
+        self.summary.observe(self.log.steps, bug, askers)
 
     def state(self) -> dict:
         """Nothing yet: what the advisors learnt (summary, queued hints, ledger) is learnt anew after --resume."""
