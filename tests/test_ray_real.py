@@ -7,6 +7,9 @@ is not installed or cannot start.
 from __future__ import annotations
 
 import importlib.util
+import json
+import os
+import subprocess
 import sys
 
 import pytest
@@ -48,3 +51,42 @@ def test_a_correct_program_gives_the_same_results_under_real_ray_and_under_contr
     # Real Ray stays imported beside the controlled runtime, and comes back after it.
     assert sys.modules["ray"] is real_ray
     assert controlled == [expected] * 10
+
+
+_OBSERVE_UNDER_REAL_RAY = """
+import importlib.util, json, os, sys
+directory = sys.argv[1]
+sys.path.insert(0, directory)
+import ray
+try:
+    ray.init(address="local", num_cpus=1, include_dashboard=False, log_to_driver=False)
+except Exception as error:
+    print("CANNOT START", type(error).__name__, error)
+    sys.exit(0)
+spec = importlib.util.spec_from_file_location("ray_processes_real", os.path.join(directory, "processes.py"))
+module = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(module)
+print(json.dumps(module.observe()))
+ray.shutdown()
+"""
+
+
+def test_worker_processes_keep_globals_between_tasks_as_under_real_ray(tmp_path) -> None:
+    pytest.importorskip("ray", reason="real Ray is not installed (pip install ray)")
+    directory = PROGRAMS / "ray_processes"
+    # The workers import the driver's module `cache` as Ray's do: from the program's directory.
+    environment = {**os.environ, "PYTHONPATH": str(directory)}
+    done = subprocess.run([sys.executable, "-c", _OBSERVE_UNDER_REAL_RAY, str(directory)], capture_output=True,
+                          text=True, timeout=300, env=environment, cwd=tmp_path)
+    if done.stdout.startswith("CANNOT START"):
+        pytest.skip(f"real Ray cannot start here: {done.stdout.strip()}")
+    assert done.returncode == 0, done.stderr[-3000:]
+    expected = json.loads(done.stdout.strip().splitlines()[-1])
+    target = load_program("ray_processes/processes.py:observe")
+    framework = RayFramework(faults=False)
+    controlled: list[dict] = []
+    with framework.activate():
+        for seed in range(5):
+            result = run_execution(target, framework, SeededChooser(seed), pinned={"sink": controlled})
+            assert result.bug is None, result.bug.render()
+    assert controlled == [expected] * 5

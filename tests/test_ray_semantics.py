@@ -81,4 +81,4 @@ def test_a_failed_task_reaching_the_driver_is_reported_with_both_tracebacks() ->
     assert bug.message == "RayTaskError(KeyError): ray::lookup() failed with KeyError: 'missing'"
     driver, task = bug.details
     assert 'ray.get(lookup.remote("missing"))' in driver and "dnsse" not in driver
-    assert task.startswith("raised in ray::lookup():") and "return table[key]" in task
+    assert task.startswith("raised in ray::lookup() (worker process 1):") and "return table[key]" in task

@@ -83,8 +83,9 @@ def remember(x):
 
 
 def globals_stay_in_workers():
+    """A task sees its own entry, and those of earlier tasks in its worker process; the driver sees none."""
     lengths = ray.get([remember.remote(i) for i in range(3)])
-    assert lengths == [1, 1, 1], lengths
+    assert all(1 <= n <= 3 for n in lengths) and sum(n == 1 for n in lengths) >= 1, lengths
     assert LOG == [], LOG
 
 

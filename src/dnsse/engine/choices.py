@@ -25,6 +25,7 @@ class ChoiceKind:
     SEED = "seed"  # the seed of the program's random number generators
     INPUT = "input"  # the value an explored input takes
     FAULT = "fault"  # whether a fault is injected here
+    WORKER = "worker"  # which idle worker process runs a Ray task
 
 
 @dataclass(frozen=True, slots=True)

@@ -49,6 +49,7 @@ from dnsse.frameworks.ray.refs import (
     top_level_refs,
 )
 from dnsse.frameworks.ray.placement_groups import placement_of
+from dnsse.frameworks.ray.processes import WorkerProcess
 from dnsse.frameworks.ray.resources import demand_of
 from dnsse.frameworks.ray.results import task_error
 from dnsse.frameworks.ray.runtime import RayRuntime, Worker
@@ -109,6 +110,8 @@ class Actor:
         self.name: tuple[str, str] | None = None
         self.state = CREATING
         self.instance: Any = None
+        # The worker process of its current life (see .processes).
+        self.process: WorkerProcess | None = None
         self.death: RayActorError | None = None
         self.restarts = 0
         # Bumped by every crash and kill: a call begun in an older epoch is orphaned.
@@ -152,14 +155,15 @@ class Actor:
         epoch = self.epoch
         self.pool.take(self.label, self.demand)
         failed = failed_dependency(self.args, self.kwargs)
+        # Each (re)start is a new worker process, with its own globals and its own program modules.
+        self.process = self.runtime.workers.dedicated()
         try:
             if failed is not None:
                 raise failed
             args, kwargs = resolve(copy_value(self.args), copy_value(self.kwargs))
-            # Each (re)start is a new worker process, with its own globals.
-            instance = self.shipment.fresh()(*args, **kwargs)
+            instance = self.process.load(self.shipment, self.runtime.workers.program)(*args, **kwargs)
         except Exception as error:  # noqa: BLE001 - a failed constructor kills the actor, as in Ray
-            cause = task_error(f"{self.cls.__qualname__}.__init__", error, execution.source_files)
+            cause = task_error(f"{self.cls.__qualname__}.__init__", error, execution.source_files, self.process.label)
             self.die(f"the actor died because of an error raised in its creation task: {cause.summary()}")
             return
         if self.epoch != epoch or self.state == DEAD:

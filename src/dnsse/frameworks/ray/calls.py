@@ -103,7 +103,9 @@ def _attempt(runtime: RayRuntime, agent: ThreadAgent, call: Call) -> object:
     except Exception as error:  # noqa: BLE001 - a method's error goes to whoever gets its result
         if call.orphaned():
             return _LOST
-        store_error(call.refs, task_error(f"{actor.cls.__qualname__}.{call.method}", error, execution.source_files))
+        where = actor.process.label if actor.process is not None else ""
+        store_error(call.refs, task_error(f"{actor.cls.__qualname__}.{call.method}", error, execution.source_files,
+                                          where))
         return None
     # Ending frees the actor for its next call, and fills the result refs.
     writes = ((actor.object_name, Access.SYNC), *((ref.object_name, Access.WRITE) for ref in call.refs))

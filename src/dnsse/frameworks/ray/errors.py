@@ -20,18 +20,24 @@ class RayError(Exception):
 class RayTaskError(RayError):
     """A task or actor method raised ``cause``; ``traceback_str`` is where, in the worker."""
 
-    def __init__(self, function_name: str, traceback_str: str, cause: BaseException) -> None:
+    def __init__(self, function_name: str, traceback_str: str, cause: BaseException, where: str = "") -> None:
         self.function_name = function_name
         self.traceback_str = traceback_str
         self.cause = cause
+        # The worker process it ran in, as Ray names the pid: tasks sharing one see each other's globals.
+        self.where = where
         super().__init__(function_name, traceback_str, cause)
+
+    def origin(self) -> str:
+        """``ray::f() (worker process 2)``: the task, and where it ran."""
+        return f"ray::{self.function_name}()" + (f" ({self.where})" if self.where else "")
 
     def summary(self) -> str:
         """One line: which task failed and with what."""
         return f"ray::{self.function_name}() failed with {type(self.cause).__name__}: {self.cause}"
 
     def __str__(self) -> str:
-        return f"ray::{self.function_name}()\n{self.traceback_str}"
+        return f"{self.origin()}\n{self.traceback_str}"
 
     def as_instanceof_cause(self) -> RayTaskError:
         """This error as an instance of both RayTaskError and the cause's class, when it can be."""
@@ -43,7 +49,7 @@ class RayTaskError(RayError):
             error = dual.__new__(dual)
         except TypeError:
             return self  # a cause class with a layout that cannot be mixed in
-        RayTaskError.__init__(error, self.function_name, self.traceback_str, self.cause)
+        RayTaskError.__init__(error, self.function_name, self.traceback_str, self.cause, self.where)
         return error
 
 

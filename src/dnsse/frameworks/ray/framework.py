@@ -56,7 +56,7 @@ class RayFramework:
         return target.entry_point_inputs(lambda function: require_no_positional_parameters(function, role))
 
     def start(self, execution: Execution, target: LoadedTarget, inputs: dict[str, object]) -> None:
-        runtime = RayRuntime(execution, self.faults, plan_for(target))
+        runtime = RayRuntime(execution, self.faults, plan_for(target), siblings=target.siblings)
         install_runtime(runtime)
         # When the driver returns the job ends: tasks, actors and their threads are stopped, not waited for.
         runtime_for(execution).is_job_worker = lambda agent: isinstance(agent.handle, Worker)
@@ -64,6 +64,7 @@ class RayFramework:
 
         def body() -> None:
             module = target.instantiate()
+            runtime.workers.set_program(module.__name__)
             try:
                 target.entry_point(module)(**target.localize(inputs, module))
             except RayTaskError as error:
@@ -73,12 +74,13 @@ class RayFramework:
                     f"{type(error).__name__}: {error.summary()}",
                     details=[
                         _driver_traceback(error, execution.source_files),
-                        f"raised in ray::{error.function_name}():\n{error.traceback_str}",
+                        f"raised in {error.origin()}:\n{error.traceback_str}",
                     ],
                     agent=driver.name,
                 ))
                 raise ExecutionAborted() from None
             finally:
+                runtime.workers.close()
                 target.release(module)
 
         driver = ThreadAgent(execution, "driver", body)

@@ -42,6 +42,13 @@ def retries(value: object, default: int = 0) -> int:
     return value
 
 
+def count(value: object) -> int:
+    """A count such as ``max_calls``: a non-negative int, 0 meaning no limit."""
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise ValueError(f"max_calls must be a non-negative int (0: no limit), got {value!r}")
+    return value
+
+
 def num_returns(value: object) -> int:
     if value is None:
         return 1

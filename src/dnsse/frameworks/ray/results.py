@@ -39,11 +39,11 @@ def store_error(refs: list[ObjectRef], error: BaseException) -> None:
         ref.fail(error)
 
 
-def task_error(what: str, cause: BaseException, source_files: frozenset[str]) -> RayTaskError:
-    """The error stored for an application exception: the cause and its traceback in the worker."""
+def task_error(what: str, cause: BaseException, source_files: frozenset[str], where: str = "") -> RayTaskError:
+    """The error stored for an application exception: the cause and its traceback in the worker ``where``."""
     if isinstance(cause, RayTaskError):
         # A nested task's error re-raised here keeps its first cause, as in Ray.
         here = format_user_traceback(cause, source_files)
-        nested = f"{here}\n\nraised in ray::{cause.function_name}():\n{cause.traceback_str}"
-        return RayTaskError(what, nested, cause.cause)
-    return RayTaskError(what, format_user_traceback(cause, source_files), cause)
+        nested = f"{here}\n\nraised in {cause.origin()}:\n{cause.traceback_str}"
+        return RayTaskError(what, nested, cause.cause, where)
+    return RayTaskError(what, format_user_traceback(cause, source_files), cause, where)

@@ -22,10 +22,12 @@ from typing import TYPE_CHECKING, Callable
 from dnsse.engine.agent import ThreadAgent
 from dnsse.engine.choices import ChoiceKind
 from dnsse.engine.execution import Execution, current_agent
+from dnsse.frameworks.ray.processes import WorkerPool
 from dnsse.frameworks.ray.resources import Cluster
 from dnsse.frameworks.ray.shipping import Shipment, shipment_of
 
 if TYPE_CHECKING:
+    from dnsse.engine.siblings import SiblingModules
     from dnsse.frameworks.ray.actors import Actor, Call
     from dnsse.frameworks.ray.refs import ObjectRef
     from dnsse.frameworks.threads.shared_state import SharedStatePlan
@@ -72,9 +74,12 @@ class RayRuntime:
     # ray.util.placement_group's groups: every one made (numbering them), and the named ones by name.
     placement_groups_made: list = field(default_factory=list)
     placement_groups: dict = field(default_factory=dict)
+    # The modules beside the target, which every worker process imports afresh.
+    siblings: SiblingModules | None = None
 
     def __post_init__(self) -> None:
         self.faults_left = MAX_FAULTS if self.faults else 0
+        self.workers = WorkerPool(self.execution, self.cluster, self.siblings)
         self._refs = itertools.count(1)
         self._work = itertools.count(1)
         self._actors: dict[str, itertools.count] = {}
@@ -95,7 +100,7 @@ class RayRuntime:
         """``root`` as first shipped to workers in this execution (see :mod:`.shipping`)."""
         shipment = self._shipments.get(id(root))
         if shipment is None or shipment.root is not root:
-            shipment = shipment_of(root, self.execution.source_files)
+            shipment = shipment_of(root, self.execution.source_files, self.workers.program)
             self._shipments[id(root)] = shipment
         return shipment
 

@@ -9,24 +9,30 @@ driver's. So here:
 - :func:`shipment_of` takes the snapshot at first use: every global that the
   code (and the script's functions it calls, transitively) refers to, copied
   as serialization copies it.
-- :meth:`Shipment.fresh` gives one worker its own copy of that snapshot: the
-  script's functions rebound to a new globals dict, an actor class as a
-  subclass whose methods see that dict. Each task attempt and each actor
-  (re)start gets a fresh copy.
+- :meth:`Shipment.fresh` gives one worker process its own copy of that
+  snapshot: the script's functions rebound to a new globals dict, an actor
+  class as a subclass whose methods see that dict. A process loads each
+  function once and keeps it (see :mod:`.processes`).
 
-Code of the program under test is shipped by value, and so are the class
+Code of the target's file is shipped by value, and so are the class
 attributes of an actor's class; modules, library code, other classes and
 Ray's handles (remote functions, actor classes and handles, refs) are
-shared by reference, as cloudpickle does for importable code. A global that cannot be copied fails the
-submission as Ray's pickling does.
+shared by reference, as cloudpickle does for importable code. The other
+modules of the program (files beside the target) are importable, so their
+functions, classes and the modules themselves travel by name: each worker
+process imports its own copy (the ``relocate`` of :meth:`Shipment.fresh`).
+A global that cannot be copied fails the submission as Ray's pickling does.
 """
 
 from __future__ import annotations
 
 import copy
+import dis
 import types
 from dataclasses import dataclass, field
 from typing import Any, Callable
+
+from dnsse.frameworks.ray.program import ProgramModules
 
 _FUNCTION_WRAPPERS = (staticmethod, classmethod)
 # Importable things travel as names. Ray's own handles (remote functions, actor
@@ -44,17 +50,26 @@ class Shipment:
     data: dict[str, Any] = field(default_factory=dict)
     shared: dict[str, Any] = field(default_factory=dict)
     functions: dict[str, types.FunctionType] = field(default_factory=dict)
+    # The program's other module that defines the root (``helper``): a worker imports it there, by name.
+    home: str | None = None
+    # Whether a worker process running it twice may show the second task what the first left:
+    # copied state (mutable globals, closures, defaults), a global it assigns, another program module.
+    keeps_state: bool = False
 
-    def fresh(self) -> Any:
-        """The root as one worker sees it, with a private copy of its globals."""
+    def fresh(self, builtins: dict | None = None, relocate: Callable[[Any], Any] = lambda value: value) -> Any:
+        """The root as one worker process sees it, with a private copy of its globals.
+
+        ``builtins`` (with the process's ``__import__``) and ``relocate``
+        give the process's own copies of the program's other modules.
+        """
         if not self.module_globals:
             return self.root  # library code: shipped by reference
         namespace: dict[str, Any] = {
-            "__builtins__": self.module_globals.get("__builtins__", __builtins__),
+            "__builtins__": builtins if builtins is not None else self.module_globals.get("__builtins__", __builtins__),
             "__name__": self.module_globals.get("__name__"),
             "__file__": self.module_globals.get("__file__"),
         }
-        namespace.update(self.shared)
+        namespace.update({name: relocate(value) for name, value in self.shared.items()})
         namespace.update(copy.deepcopy(self.data))
         for name, function in self.functions.items():
             namespace[name] = _rebind(function, namespace)
@@ -63,13 +78,19 @@ class Shipment:
         return _rebind(self.root, namespace)
 
 
-def shipment_of(root: Callable | type, source_files: frozenset[str]) -> Shipment:
-    """Snapshot ``root`` (a function or class) and the globals its code refers to, now."""
+def shipment_of(root: Callable | type, source_files: frozenset[str], program: ProgramModules | None = None) -> Shipment:
+    """Snapshot ``root`` (a function or class) and the globals its code refers to, now.
+
+    ``program`` names the driver's copies of the program's other modules.
+    """
+    program = program or ProgramModules()
     codes = _codes_of(root, source_files)
     module_globals = _globals_of(root, source_files)
     shipment = Shipment(root, module_globals if module_globals is not None else {}, source_files)
     if module_globals is None:
         return shipment
+    if "<locals>" not in getattr(root, "__qualname__", "<locals>"):
+        shipment.home = program.relative(module_globals.get("__name__"))
     seen: set[str] = set()
     pending = [name for code in codes for name in _names(code)]
     while pending:
@@ -92,7 +113,7 @@ def shipment_of(root: Callable | type, source_files: frozenset[str]) -> Shipment
         else:
             shipment.data[name] = value
     try:
-        shipment.data = copy.deepcopy(shipment.data)
+        original, shipment.data = shipment.data, copy.deepcopy(shipment.data)
     except Exception as error:  # noqa: BLE001 - whatever fails to copy fails to pickle
         what = getattr(root, "__qualname__", repr(root))
         raise TypeError(
@@ -100,7 +121,51 @@ def shipment_of(root: Callable | type, source_files: frozenset[str]) -> Shipment
             "Ray ships a script's functions with copies of their globals; create locks, files and clients "
             "inside the task or actor instead"
         ) from None
+    codes += [function.__code__ for function in shipment.functions.values()]
+    shipment.keeps_state = shipment.home is not None or _keeps_state(
+        root, shipment, original, codes, program
+    )
     return shipment
+
+
+def _keeps_state(root: Any, shipment: Shipment, original: dict, codes: list[types.CodeType],
+                 program: ProgramModules) -> bool:
+    """Whether two tasks of ``root`` on one worker process can tell that they share it."""
+    # What a copy made anew (not an int, a str, a handle) is one object per process, which a task may change.
+    if any(shipment.data[name] is not value for name, value in original.items()):
+        return True
+    functions = [root, *shipment.functions.values()] if isinstance(root, types.FunctionType) else []
+    for function in functions:
+        kept = [*(function.__defaults__ or ()), *(function.__kwdefaults__ or {}).values()]
+        for cell in function.__closure__ or ():
+            try:
+                kept.append(cell.cell_contents)
+            except ValueError:
+                continue
+        try:
+            if any(_by_value(value) is not value for value in kept):
+                return True
+        except Exception:  # noqa: BLE001 - it fails to ship anyway; it cannot be shown to keep nothing
+            return True
+    if any(program.relative(getattr(value, "__name__" if isinstance(value, types.ModuleType) else "__module__", None))
+           for value in shipment.shared.values()):
+        return True
+    return any(_assigns_globals(code) or set(_imports(code)) & program.names for code in codes)
+
+
+def _assigns_globals(code: types.CodeType) -> bool:
+    return any(instruction.opname in ("STORE_GLOBAL", "DELETE_GLOBAL") for instruction in dis.get_instructions(code)) \
+        or any(_assigns_globals(c) for c in code.co_consts if isinstance(c, types.CodeType))
+
+
+def _imports(code: types.CodeType) -> list[str]:
+    """The top-level names of the modules a code object (or code nested in it) imports."""
+    names = [str(instruction.argval).partition(".")[0] for instruction in dis.get_instructions(code)
+             if instruction.opname == "IMPORT_NAME"]
+    for constant in code.co_consts:
+        if isinstance(constant, types.CodeType):
+            names.extend(_imports(constant))
+    return names
 
 
 def _is_script_function(function: types.FunctionType, source_files: frozenset[str]) -> bool:
@@ -154,6 +219,11 @@ def _is_special(name: str, member: Any) -> bool:
     return (name.startswith("__") and name.endswith("__")) or callable(member) or hasattr(member, "__get__")
 
 
+def _by_value(value: Any) -> Any:
+    """``value`` as it reaches a worker: a module or importable code by name, the rest copied."""
+    return value if isinstance(value, _BY_REFERENCE) else copy.deepcopy(value)
+
+
 def _rebind(function: types.FunctionType, namespace: dict) -> types.FunctionType:
     closure = None
     if function.__closure__ is not None:
@@ -166,10 +236,13 @@ def _rebind(function: types.FunctionType, namespace: dict) -> types.FunctionType
                 contents.append(types.CellType())
                 continue
             # A module the enclosing function imported travels by name, as a global does.
-            contents.append(types.CellType(value if isinstance(value, _BY_REFERENCE) else copy.deepcopy(value)))
+            contents.append(types.CellType(_by_value(value)))
         closure = tuple(contents)
-    rebound = types.FunctionType(function.__code__, namespace, function.__name__, function.__defaults__, closure)
-    rebound.__kwdefaults__ = copy.copy(function.__kwdefaults__)
+    # Defaults travel by value too: a mutable default is the process's own.
+    defaults = tuple(map(_by_value, function.__defaults__)) if function.__defaults__ else function.__defaults__
+    rebound = types.FunctionType(function.__code__, namespace, function.__name__, defaults, closure)
+    if function.__kwdefaults__ is not None:
+        rebound.__kwdefaults__ = {name: _by_value(value) for name, value in function.__kwdefaults__.items()}
     rebound.__qualname__ = function.__qualname__
     rebound.__module__ = function.__module__
     rebound.__doc__ = function.__doc__

@@ -37,16 +37,24 @@ from dnsse.frameworks.ray.streaming import ObjectRefGenerator, is_streaming, pro
 class RemoteFunction:
     """What ``@ray.remote`` makes of a function."""
 
-    def __init__(self, function: Callable[..., Any], options: dict[str, Any]) -> None:
+    def __init__(self, function: Callable[..., Any], options: dict[str, Any], max_calls: int | None = None) -> None:
         self._function = function
         self._options = opts.checked(options, opts.TASK_OPTIONS, "a remote function")
+        if max_calls is None:
+            # As Ray: a function declaring GPUs gets a new worker process for every call, unless it says otherwise.
+            declared = options.get("max_calls")
+            max_calls = (1 if (options.get("num_gpus") or 0) > 0 else 0) if declared is None else opts.count(declared)
+        self.max_calls = max_calls
         self.__name__ = getattr(function, "__name__", "task")
         self.__qualname__ = getattr(function, "__qualname__", self.__name__)
+        self.__module__ = getattr(function, "__module__", None)
         self.__doc__ = getattr(function, "__doc__", None)
         self.__wrapped__ = function
 
     def options(self, **options: Any) -> RemoteFunction:
-        return RemoteFunction(self._function, {**self._options, **options})
+        if "max_calls" in options:
+            raise ValueError("Setting 'max_calls' is not supported in '.options()'.")
+        return RemoteFunction(self._function, {**self._options, **options}, self.max_calls)
 
     def remote(self, *args: Any, **kwargs: Any) -> Any:
         agent, runtime = controlled(f"{self.__name__}.remote()")
@@ -174,37 +182,48 @@ class _TaskRun:
             store_error(self.refs, failed)
             return
         execution.emit(agent, "task.start", {"task": self.remote.__name__})
-        while True:
-            try:
-                args, kwargs = resolve(self.args, self.kwargs)
-                # Every attempt runs on a worker of its own, with its own globals.
-                value = self.shipment.fresh()(*args, **kwargs)
-                if self.stream is not None:
-                    value = produce(runtime, agent, self.stream, value)
-                runtime.checkpoint(agent)
-            except (WorkerCrash, KeyboardInterrupt) as error:
-                if self.interrupted:
-                    store_error(self.refs, TaskCancelledError(f"{self.label} was cancelled while it ran"))
-                    break
-                if isinstance(error, KeyboardInterrupt):
-                    raise
-                if self._retry():
-                    continue
-                store_error(self.refs, WorkerCrashedError(
-                    f"the worker running {self.label} died and its {self._declared()} retries are used up"
-                ))
-                break
-            except Exception as error:  # noqa: BLE001 - a task's error goes to whoever gets its result
-                if opts.may_retry(error, self.retry_exceptions) and self._retry():
-                    continue
-                store_error(self.refs, task_error(self.remote.__qualname__, error, execution.source_files))
-                break
-            execution.yield_point(agent, Operation(
-                "task.end", tuple((ref.object_name, Access.WRITE) for ref in self.refs), self.label
-            ))
-            store_value(self.refs, value, self.remote.__qualname__)
-            break
+        while self._attempt():
+            pass  # retried
         execution.emit(agent, "task.end", {"task": self.remote.__name__})
+
+    def _attempt(self) -> bool:
+        """Run the task once, on a worker process of the pool; whether it runs again."""
+        runtime, agent = self.runtime, self.agent
+        execution = runtime.execution
+        # Each attempt leases a process: it may have run other tasks, whose globals it kept.
+        process = runtime.workers.lease(self.shipment)
+        died = False
+        try:
+            args, kwargs = resolve(self.args, self.kwargs)
+            value = process.load(self.shipment, runtime.workers.program)(*args, **kwargs)
+            if self.stream is not None:
+                value = produce(runtime, agent, self.stream, value)
+            runtime.checkpoint(agent)
+        except (WorkerCrash, KeyboardInterrupt) as error:
+            died = isinstance(error, WorkerCrash)
+            if self.interrupted:
+                store_error(self.refs, TaskCancelledError(f"{self.label} was cancelled while it ran"))
+                return False
+            if not died:
+                raise
+            if self._retry():
+                return True
+            store_error(self.refs, WorkerCrashedError(
+                f"the worker running {self.label} died and its {self._declared()} retries are used up"
+            ))
+            return False
+        except Exception as error:  # noqa: BLE001 - a task's error goes to whoever gets its result
+            if opts.may_retry(error, self.retry_exceptions) and self._retry():
+                return True
+            store_error(self.refs, task_error(self.remote.__qualname__, error, execution.source_files, process.label))
+            return False
+        finally:
+            runtime.workers.give_back(process, self.shipment, died, self.remote.max_calls)
+        execution.yield_point(agent, Operation(
+            "task.end", tuple((ref.object_name, Access.WRITE) for ref in self.refs), self.label
+        ))
+        store_value(self.refs, value, self.remote.__qualname__)
+        return False
 
     def _retry(self) -> bool:
         if self.retries_left == 0:
