@@ -45,6 +45,10 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
         help="seconds per campaign (default: 30, --quick 5); raise it on a loaded machine so budgets count executions",
     )
     parser.add_argument(
+        "--execution-timeout", type=float, default=None,
+        help="wall-clock seconds one execution may take (default: 10, --quick 5); an execution past it ends its campaign",
+    )
+    parser.add_argument(
         "--pin-inputs", action="store_true",
         help="every input keeps its default value: the coverage of the programs without inputs explored",
     )
@@ -80,7 +84,8 @@ def main(argv: list[str] | None = None) -> int:
         _write(results, arguments.out, full=results["command"] == "python -m benchmarks")
         return 0
     settings = dict(QUICK if arguments.quick else FULL)
-    overrides = {"seeds": arguments.seeds, "budget": arguments.budget, "time_budget": arguments.time_budget}
+    overrides = {"seeds": arguments.seeds, "budget": arguments.budget, "time_budget": arguments.time_budget,
+                 "execution_timeout": arguments.execution_timeout}
     settings.update({key: value for key, value in overrides.items() if value is not None})
     custom = any(value is not None for value in overrides.values()) or arguments.pin_inputs or arguments.correct_only
     programs = [p for p in PROGRAMS if arguments.programs is None or p.name in arguments.programs]

@@ -34,6 +34,8 @@ class CampaignRecord:
     branches_covered: int | None = None
     # (execution, branches covered) each time coverage grew.
     coverage_curve: list[tuple[int, int]] = field(default_factory=list)
+    # Executions that hit the wall-clock limit (each ends its campaign: see dnsse.engine.inconclusive).
+    inconclusive: int = 0
     # Why the campaign could not run (a framework or strategy dnsse refuses).
     skipped: str | None = None
 
@@ -100,6 +102,7 @@ def run_dnsse(
             record.skipped = str(refusal)
             return record
     record.executions = result.executions
+    record.inconclusive = len(result.inconclusive)
     record.elapsed_s = result.elapsed_s
     if result.bugs:
         record.bug_kind = result.bugs[0].bug.kind
