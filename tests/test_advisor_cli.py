@@ -194,3 +194,30 @@ def test_bad_advisor_options_exit_two_with_a_message(tmp_path: Path, options: li
     result = run_cli("check", TARGET, "--strategy", "llm", "--out", str(tmp_path), *options)
     assert result.returncode == 2, result.stdout + result.stderr
     assert message in result.stderr and "Traceback" not in result.stderr
+
+
+def test_two_workers_add_up_their_advisors_and_share_the_call_budget(server: FakeOpenAI, tmp_path: Path) -> None:
+    server.behaviours.extend([Canned(RIGHT_ORDER)] * 4)
+    result, report = check(
+        tmp_path, "workers", *with_model(server, tmp_path, "--llm-calls", "2"), "--workers", "2",
+        "--keep-going", "--budget", "40",
+    )
+    assert result.returncode == 1
+    model, offline = report["advisor"]["model"], report["advisor"]["offline"]
+    # Each worker asked once with its half of the budget (the same question may be answered from the
+    # cache the other one filled), and both counts reached the report.
+    assert model["calls"] + model["cache_hits"] == 2
+    assert model["calls"] == len(server.requests) >= 1
+    assert server.requests[0]["model"] == "canned-7b"
+    assert model["received"] >= 1 and offline["received"] >= 1 and offline["tried"] >= 1
+    assert "advisor model:" in result.stdout and f"{model['calls']} calls" in result.stdout and "advisor offline:" in result.stdout
+    assert_key_written_nowhere(tmp_path, result)
+
+
+def test_two_workers_report_hybrids_engines_added_up(tmp_path: Path) -> None:
+    result, report = check(tmp_path, "hybrid", "--workers", "2", "--keep-going", "--budget", "60", strategy="hybrid")
+    assert result.returncode == 1
+    assert set(report["engines"]) == {"symbolic", "fuzz", "pct", "advisor"}
+    assert sum(engine["executions"] for engine in report["engines"].values()) == report["executions"] == 60
+    assert report["advisor"]["offline"]["tried"] == report["engines"]["advisor"]["executions"]
+    assert "  fuzz: " in result.stdout and "advisor offline:" in result.stdout

@@ -33,6 +33,33 @@ def test_a_batch_depends_only_on_its_indices_so_workers_do_not_change_executions
     assert [r["bug"] for r in whole] == [r["bug"] for r in halves]
 
 
+def test_a_batch_asks_the_model_within_its_share_and_reports_its_counts(tmp_path: Path, monkeypatch) -> None:
+    """The driver passes the model settings to each task; a task's last report carries what its strategy counted."""
+    from fake_openai import Canned, FakeOpenAI
+
+    from dnsse.advisor.model import ModelSettings
+    from dnsse.search.worker_totals import WorkerTotals
+
+    monkeypatch.setenv("DNSSE_LLM_API_KEY", "sk-batch-test")
+    server = FakeOpenAI()
+    server.behaviours.extend([Canned('{"hints": []}')] * 3)
+    try:
+        model = ModelSettings(base_url=server.base_url, model="canned-7b", cache_dir=tmp_path / "cache")
+        config = CampaignConfig(target=f"{PROGRAMS}/advisor_window.py:main", strategy="hybrid", advisor=model)
+        settings = _settings(config, Campaign(config).target)
+        totals = WorkerTotals()
+        for first, calls in ((0, 1), (8, 0)):
+            reports = json.loads(_run_batch(settings, first, 8, calls))
+            totals.update(first, reports[-1])
+    finally:
+        server.close()
+    advisor = totals.advisor()
+    assert advisor is not None and advisor["model"]["calls"] == len(server.requests) == 1
+    assert server.requests[0]["model"] == "canned-7b"
+    engines = totals.engines()
+    assert engines is not None and sum(engine["executions"] for engine in engines.values()) == 16
+
+
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[str]:
     """A local Ray cluster started by this test process (and only stopped by it)."""

@@ -49,3 +49,26 @@ class AdvisorStats:
         record["latency_s"] = round(self.latency_s, 3)
         record["precision"] = round(self.useful / self.tried, 3) if self.tried else None
         return record
+
+
+# Fields of AdvisorStats.to_json that are not simply added up across workers.
+_NOT_SUMMED = frozenset({"discard_reasons", "discarded_by_reason", "gave_up", "precision", "latency_s"})
+
+
+def merge_stats_json(records: list[dict]) -> dict:
+    """One advisor's counts of several workers (each as :meth:`AdvisorStats.to_json` wrote it), added up.
+
+    Counts and tokens add; latency adds (it is summed over requests); the
+    first refusals are kept up to the same limit; precision is recomputed
+    from the totals; the first reason to stop asking is kept.
+    """
+    total: dict = {key: sum(record[key] for record in records) for key in records[0] if key not in _NOT_SUMMED}
+    total["latency_s"] = round(sum(record["latency_s"] for record in records), 3)
+    total["discard_reasons"] = [reason for record in records for reason in record["discard_reasons"]][:MAX_EXAMPLES]
+    by_reason: Counter = Counter()
+    for record in records:
+        by_reason.update(record["discarded_by_reason"])
+    total["discarded_by_reason"] = dict(by_reason)
+    total["gave_up"] = next((record["gave_up"] for record in records if record["gave_up"] is not None), None)
+    total["precision"] = round(total["useful"] / total["tried"], 3) if total["tried"] else None
+    return {key: total[key] for key in records[0]}

@@ -184,6 +184,10 @@ class Campaign:
         """Let ``monitor`` watch every execution from now on."""
         self._monitors.append(monitor)
 
+    def unwatch(self, monitor: Monitor) -> None:
+        """Stop letting ``monitor`` watch (a Ray task's strategy, in a campaign kept for the next tasks)."""
+        self._monitors.remove(monitor)
+
     def prepare(self) -> None:
         """Run the module once (an import error is bad input) and parse the pinned inputs.
 

@@ -63,7 +63,9 @@ from dnsse.search.campaign import (
     CampaignConfig,
     CampaignResult,
     FoundBug,
+    advisor_report,
     advisor_setup,
+    engine_report,
     prepared_campaign,
     wants_feedback,
     watch_for,
@@ -72,6 +74,7 @@ from dnsse.search.registry import make_strategy
 from dnsse.search.strategy import Strategy, notes_of
 from dnsse.search.worker_death import MAX_DEATHS_WITHOUT_PROGRESS, WorkerFiles, death_message
 from dnsse.search.worker_pool import WorkerPool
+from dnsse.search.worker_totals import WorkerTotals
 
 if TYPE_CHECKING:
     from dnsse.search.control import CampaignControl
@@ -114,19 +117,16 @@ def run_parallel(
     pool = WorkerPool(
         _worker_main, lambda worker, start, files: worker_settings(config, campaign.target, worker, workers, deadline, start, files)
     )
-    notes: dict[int, dict[str, int]] = {}
+    totals = WorkerTotals()
     try:
         for worker in range(workers):
             pool.start(worker, worker)
-        executions = _collect(campaign, pool, workers, deadline, on_execution, notes, control)
+        executions = _collect(campaign, pool, workers, deadline, on_execution, totals, control)
     finally:
         pool.shut_down()
-    search: dict[str, int] = {}
-    for counts in notes.values():
-        for name, count in counts.items():
-            search[name] = search.get(name, 0) + count
-    result = campaign.result(strategy.name, executions, search=search)
+    result = campaign.result(strategy.name, executions, engines=totals.engines(), search=totals.notes())
     result.interrupted = control.stop_signal if control is not None else None
+    result.advisor = totals.advisor()
     return result
 
 
@@ -175,12 +175,12 @@ def _collect(
     workers: int,
     deadline: float | None,
     on_execution: Callable[[int, ExecutionResult, ArcRecorder | None], None] | None,
-    notes: dict[int, dict[str, int]],
+    totals: WorkerTotals,
     control: CampaignControl | None,
 ) -> int:
     """Receive reports until every worker is done; the number of executions reported.
 
-    ``notes`` gets each worker's latest strategy notes (counts over its
+    ``totals`` gets each worker process's latest strategy counts (over its
     executions so far). A worker that dies is replaced after the execution
     it died in, which is recorded as a ``crash`` bug.
     """
@@ -240,7 +240,7 @@ def _collect(
                 found.pop(worker, None)
                 fruitless[worker] = 0
                 last[worker] = message["index"]
-                notes[worker] = message["notes"]
+                totals.update(message["process"], message)
                 merge_reported_arcs(campaign.recorder, message["arcs"])
                 adopt = getattr(campaign.framework, "adopt_semantics", None)
                 if adopt is not None:
@@ -411,7 +411,10 @@ def _run_share(settings: dict, stop: ctypes.c_bool, send: Send) -> dict | None:
                 "execution",
                 **execution_report(index, shown),
                 arcs=new_arcs(campaign.recorder, reported),
+                process=os.getpid(),
                 notes=notes_of(strategy),
+                engines=engine_report(strategy),
+                advisor=advisor_report(strategy),
                 semantics=getattr(campaign.framework, "semantics", None),
             )
             if result.abandoned or is_exhausted(result.bug):

@@ -39,17 +39,22 @@ from dnsse.engine.runner import ExecutionResult
 from dnsse.engine.target import LoadedTarget
 from dnsse.errors import BadInput
 from dnsse.frameworks.base import Framework
+from dnsse.advisor.model import model_settings_from_json, model_settings_json
 from dnsse.search.campaign import (
     Campaign,
     CampaignConfig,
     CampaignResult,
     FoundBug,
+    advisor_report,
+    advisor_setup,
+    engine_report,
     prepared_campaign,
     wants_feedback,
 )
 from dnsse.search.parallel import merge_reported_arcs, result_from_report
 from dnsse.search.registry import make_strategy
-from dnsse.search.strategy import Strategy
+from dnsse.search.strategy import Strategy, notes_of
+from dnsse.search.worker_totals import WorkerTotals
 
 # Executions per task: enough to pay for a task's overhead, few enough to stop soon after a bug.
 BATCH = 16
@@ -78,6 +83,8 @@ def run_on_ray(
     workers = _connect(ray, config)
     task = ray.remote(num_cpus=1)(_run_batch)
     settings = _settings(config, campaign.target)
+    calls = CallBudget(config.advisor.max_calls if config.advisor is not None else 0, workers * IN_FLIGHT_PER_WORKER)
+    totals = WorkerTotals()
     budget = config.budget
     next_index = 0
     flying: dict[object, int] = {}  # task ref -> first index of its batch
@@ -92,13 +99,16 @@ def run_on_ray(
                     stopped = True
                     break
                 size = BATCH if budget is None else min(BATCH, budget - next_index)
-                flying[task.remote(settings, next_index, size)] = next_index
+                flying[task.remote(settings, next_index, size, calls.share(next_index))] = next_index
                 next_index += size
             if not flying:
                 break
             ready, _ = ray.wait(list(flying), num_returns=1)
             first = flying.pop(ready[0])
             finished[first] = json.loads(ray.get(ready[0]))
+            if finished[first]:
+                totals.update(first, finished[first][-1])
+                calls.spent(first, finished[first][-1].get("advisor"))
             while turn in finished and not stopped:
                 reports = finished.pop(turn)
                 turn += len(reports)
@@ -124,7 +134,36 @@ def run_on_ray(
     finally:
         for ref in flying:
             ray.cancel(ref)
-    return campaign.result(strategy.name, executions)
+    result = campaign.result(strategy.name, executions, engines=totals.engines(), search=totals.notes())
+    result.advisor = totals.advisor()
+    return result
+
+
+class CallBudget:
+    """The model calls of ``--llm-calls``, handed to batches: each task asks the model with its own share.
+
+    A batch's advisor is new in each task, so each gets a share of the calls
+    not yet spent (``slots``: about how many batches are in flight at once);
+    what a finished batch spent, calls and cache hits, is taken off.
+    """
+
+    def __init__(self, calls: int, slots: int) -> None:
+        self.left = calls
+        self.slots = max(1, slots)
+        self._handed: dict[int, int] = {}
+
+    def share(self, batch: int) -> int:
+        """The calls the batch that starts at index ``batch`` may make."""
+        given = max(1, self.left // self.slots) if self.left > 0 else 0
+        self.left -= given
+        self._handed[batch] = given
+        return given
+
+    def spent(self, batch: int, advisor: dict | None) -> None:
+        """Batch ``batch`` is back: the calls it was handed but did not make return to the pool."""
+        model = (advisor or {}).get("model") or {"calls": 0, "cache_hits": 0}
+        handed = self._handed.pop(batch, 0)
+        self.left += max(0, handed - model["calls"] - model["cache_hits"])
 
 
 def _connect(ray: object, config: CampaignConfig) -> int:
@@ -163,6 +202,7 @@ def _settings(config: CampaignConfig, target: LoadedTarget) -> str:
             "spec_files": [str(Path(path).resolve()) for path in config.spec_files],
             "faults": config.faults,
             "inputs": config.inputs,
+            "advisor": model_settings_json(config.advisor),
         }
     )
 
@@ -191,6 +231,7 @@ def campaign_for(settings_text: str) -> Campaign:
                 spec_files=[Path(path) for path in settings["spec_files"]],
                 faults=settings["faults"],
                 inputs=settings["inputs"],
+                advisor=model_settings_from_json(settings.get("advisor")),
             ),
             feedback=wants_feedback(make_strategy(settings["strategy"], settings["seed"], settings["pct_depth"])),
         )
@@ -227,18 +268,37 @@ def arcs_of(campaign: Campaign) -> dict[str, list[list[int]]]:
     return {path: [list(arc) for arc in sorted(arcs)] for path, arcs in campaign.recorder.arcs.items()}
 
 
-def _run_batch(settings_text: str, first: int, size: int) -> str:
-    """The body of a Ray task: executions ``first .. first+size-1``, as a JSON list of reports."""
+def _run_batch(settings_text: str, first: int, size: int, model_calls: int = 0) -> str:
+    """The body of a Ray task: executions ``first .. first+size-1``, as a JSON list of reports.
+
+    The advisor of llm and hybrid asks the model (if one is set) at most
+    ``model_calls`` times. The last report carries the strategy's counts.
+    """
     campaign = campaign_for(settings_text)
     config = campaign.config
-    strategy = make_strategy(config.strategy, config.seed, config.pct_depth)
+    setup = advisor_setup(config)
+    if setup.model is not None:
+        setup = dataclasses.replace(setup, model=dataclasses.replace(setup.model, max_calls=model_calls))
+    strategy = make_strategy(config.strategy, config.seed, config.pct_depth, advisor=setup)
+    monitors = list(getattr(strategy, "monitors", ()))
+    for monitor in monitors:
+        campaign.watch(monitor)
     reports = []
-    with campaign.framework.activate():
-        for index in range(first, first + size):
-            started = time.perf_counter()
-            result = campaign.execute(strategy.chooser_for(index))
-            strategy.observe(result)
-            reports.append(report_of(index, result, time.perf_counter() - started))
+    try:
+        with campaign.framework.activate():
+            for index in range(first, first + size):
+                started = time.perf_counter()
+                result = campaign.execute(strategy.chooser_for(index))
+                strategy.observe(result)
+                reports.append(report_of(index, result, time.perf_counter() - started))
+    finally:
+        for monitor in monitors:
+            campaign.unwatch(monitor)
+    close = getattr(strategy, "close", None)
+    if close is not None:
+        close()
     if reports:
-        reports[-1]["arcs"] = arcs_of(campaign)
+        reports[-1].update(
+            arcs=arcs_of(campaign), notes=notes_of(strategy), engines=engine_report(strategy), advisor=advisor_report(strategy)
+        )
     return json.dumps(reports)
