@@ -26,7 +26,7 @@ def check(spec: str, tmp_path: Path, *options: str) -> subprocess.CompletedProce
         ("uncontrolled_threads.py:raw_thread_swallowed", "_thread.start_new_thread", "uncontrolled_threads.py:13"),
         ("uncontrolled_torch.py:own_store", "torch.distributed.TCPStore", "uncontrolled_torch.py:9"),
         ("uncontrolled_torch.py:spawns", "torch.multiprocessing.spawn", "uncontrolled_torch.py:21"),
-        ("uncontrolled_ray.py:current_placement_group", "ray.util.get_current_placement_group",
+        ("uncontrolled_ray.py:named_actors", "ray.util.list_named_actors",
          "uncontrolled_ray.py:8"),
         ("uncontrolled_ray.py:serve", "ray.serve", "uncontrolled_ray.py:14"),
         ("uncontrolled_ray.py:runtime_context", "ray.get_runtime_context", "uncontrolled_ray.py:19"),

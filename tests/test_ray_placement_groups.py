@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -56,3 +57,54 @@ def test_a_demand_no_bundle_can_hold_is_refused_at_submission_as_ray_refuses_it(
     result = outcomes("bundle_too_small", seeds=1)[0]
     assert result.bug is not None and result.bug.kind == BugKind.EXCEPTION
     assert "cannot fit into any bundles for the placement group" in result.bug.message
+
+
+REMOVAL = Path(__file__).parent / "programs" / "ray_placement_removal.py"
+
+
+def removal_outcomes(function: str, seeds: int = 20) -> list:
+    return run_ray(f"{REMOVAL.name}:{function}", seeds=range(seeds), faults=False)
+
+
+def test_removing_a_group_before_reading_its_tasks_result_is_found_and_replays(tmp_path: Path) -> None:
+    report = tmp_path / "report.json"
+    found = cli("check", f"{REMOVAL}:removed_before_the_result_is_read", "--out", str(tmp_path / "traces"),
+                "--json", str(report))
+    assert found.returncode == 1, found.stdout + found.stderr
+    [bug] = json.loads(report.read_text())["bugs"]
+    assert bug["kind"] == "exception"
+    assert bug["message"].startswith("TaskPlacementGroupRemoved: The placement group corresponding to this task "
+                                     "has been removed (square#1 never started)")
+    replayed = cli("replay", bug["trace"])
+    assert replayed.returncode == 1 and "reproduced" in replayed.stdout, replayed.stdout + replayed.stderr
+    done = cli("check", f"{REMOVAL}:result_read_before_removal", "--budget", "30", "--out", str(tmp_path))
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_removal_kills_the_actors_and_running_tasks_placed_in_the_group_as_ray_does() -> None:
+    # Measured with Ray 2.60: ActorDiedError, ActorUnschedulableError, WorkerCrashedError (max_retries=0).
+    for function in ("removal_kills_actors", "removal_kills_a_running_task"):
+        results = removal_outcomes(function)
+        assert [r.bug.render() for r in results if r.bug is not None] == [], function
+
+
+def test_a_task_killed_by_the_removal_and_retried_by_default_never_finishes() -> None:
+    # Ray 2.60 retries it (max_retries defaults to 3) in the removed group, where it waits for good.
+    [result] = removal_outcomes("removal_while_a_retried_task_runs", seeds=1)
+    assert result.bug is not None and result.bug.kind == BugKind.DEADLOCK
+    assert any("placement_group#1, which was removed while held#1 ran in it: Ray retries the task there" in d
+               for d in result.bug.details)
+
+
+def test_child_tasks_run_in_the_group_only_when_it_captures_them() -> None:
+    for function in ("capture_child_tasks", "uncaptured_actors_fit_the_cluster"):
+        results = removal_outcomes(function, seeds=10)
+        assert [r.bug.render() for r in results if r.bug is not None] == [], function
+
+
+def test_actors_of_a_captured_task_outgrowing_the_group_deadlock_and_replay(tmp_path: Path) -> None:
+    found = cli("check", f"{REMOVAL}:captured_actors_outgrow_their_group", "--budget", "20", "--out", str(tmp_path))
+    assert found.returncode == 1, found.stdout + found.stderr
+    assert "deadlock" in found.stdout and "bundle 0 of placement_group#1" in found.stdout
+    replayed = cli("replay", str(sorted(tmp_path.glob("bug-*.json"))[0]))
+    assert replayed.returncode == 1 and "reproduced" in replayed.stdout, replayed.stdout + replayed.stderr

@@ -3,9 +3,9 @@
 import ray
 
 
-def current_placement_group() -> None:
+def named_actors() -> None:
     ray.init()
-    print(ray.util.get_current_placement_group())
+    print(ray.util.list_named_actors())
     ray.shutdown()
 
 

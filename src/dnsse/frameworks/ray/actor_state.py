@@ -27,6 +27,8 @@ the constructor with the original arguments; running calls are retried when
 ``max_task_retries`` allows, else fail with ``RayActorError``. Calls not yet
 started run on the restarted actor. Out of restarts, or killed with
 ``ray.kill``, the actor is dead and every call fails with ``ActorDiedError``.
+An actor placed in a placement group dies when the group is removed, or,
+not yet created then, never is (``ActorUnschedulableError``).
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ from dnsse.engine.agent import ThreadAgent, Wait
 from dnsse.engine.execution import current_agent
 from dnsse.engine.operation import Access, Operation
 from dnsse.frameworks.ray import options as opts
-from dnsse.frameworks.ray.errors import ActorDiedError, RayActorError
+from dnsse.frameworks.ray.errors import ActorDiedError, ActorUnschedulableError, RayActorError, RayError
 from dnsse.frameworks.ray.refs import (
     ObjectRef,
     copy_value,
@@ -48,7 +50,7 @@ from dnsse.frameworks.ray.refs import (
     resolve,
     top_level_refs,
 )
-from dnsse.frameworks.ray.placement_groups import placement_of
+from dnsse.frameworks.ray.placement_groups import BundlePlacement, placement_of
 from dnsse.frameworks.ray.processes import WorkerProcess
 from dnsse.frameworks.ray.resources import demand_of
 from dnsse.frameworks.ray.results import task_error
@@ -77,7 +79,8 @@ class Actor:
     """One actor of an execution: its kind, its state, its running and queued calls."""
 
     def __init__(
-        self, runtime: RayRuntime, cls: type, shipment: Shipment, args: tuple, kwargs: dict, options: dict[str, Any]
+        self, runtime: RayRuntime, cls: type, shipment: Shipment, args: tuple, kwargs: dict, options: dict[str, Any],
+        parent: Worker,
     ) -> None:
         self.runtime = runtime
         self.cls = cls
@@ -109,10 +112,12 @@ class Actor:
         self.max_task_retries = opts.retries(options.get("max_task_retries"))
         self.name: tuple[str, str] | None = None
         self.state = CREATING
+        # Its constructor (of this life) has begun.
+        self.constructing = False
         self.instance: Any = None
         # The worker process of its current life (see .processes).
         self.process: WorkerProcess | None = None
-        self.death: RayActorError | None = None
+        self.death: RayError | None = None
         self.restarts = 0
         # Bumped by every crash and kill: a call begun in an older epoch is orphaned.
         self.epoch = 0
@@ -125,10 +130,15 @@ class Actor:
         self.demand = demand_of(options, default_cpus=0)
         self.creation_demand = {"CPU": 1.0, **self.demand}
         # The cluster's pool, or the bundle of the placement group the actor is placed in.
-        self.pool = placement_of(runtime, options, self.demand, self.label)
-        if self.pool is not runtime.cluster:
+        self.pool = placement_of(runtime, options, self.demand, self.label, parent)
+        self.placement_group: Any = None
+        self.capture_child_tasks = False
+        if isinstance(self.pool, BundlePlacement):
             # In a bundle the actor needs only what it declares (Ray sizes the bundle for it).
             self.creation_demand = self.demand
+            self.placement_group = self.pool.group
+            self.capture_child_tasks = self.pool.capture_child_tasks
+            self.pool.group.on_removal.append(self._evict)
         self._create(restart=False)
 
     # --------------------------------------------------------------- creation
@@ -147,11 +157,15 @@ class Actor:
             return cluster.why_not(self.creation_demand)
 
         agent.waiting = Wait(
-            lambda: all(ref.ready for ref in dependencies) and cluster.fits(self.creation_demand), why_waiting
+            lambda: self.state == DEAD or (all(ref.ready for ref in dependencies) and cluster.fits(self.creation_demand)),
+            why_waiting,
         )
 
     def _construct(self, agent: ThreadAgent, restart: bool) -> None:
         execution = self.runtime.execution
+        if self.state == DEAD:
+            return  # its placement group was removed before it could be created
+        self.constructing = True
         epoch = self.epoch
         self.pool.take(self.label, self.demand)
         failed = failed_dependency(self.args, self.kwargs)
@@ -232,6 +246,15 @@ class Actor:
     def kill(self, no_restart: bool) -> None:
         self._lose_process("it was killed by ray.kill", not no_restart)
 
+    def _evict(self) -> None:
+        """Its placement group is removed: a live actor dies with it, one not yet created never will be."""
+        group = self.placement_group.label
+        if self.state in (CREATING, RESTARTING) and not self.constructing:
+            self.die(f"Could not create the actor because its associated placement group {group} was removed",
+                     ActorUnschedulableError)
+        else:
+            self._lose_process(f"its placement group {group} was removed", False)
+
     def _lose_process(self, why: str, may_restart: bool) -> None:
         if self.state == DEAD:
             return
@@ -243,6 +266,7 @@ class Actor:
         if may_restart and (self.max_restarts == -1 or self.restarts < self.max_restarts):
             self.restarts += 1
             self.state = RESTARTING
+            self.constructing = False
             self.runtime.execution.emit(current_agent(), "actor.died", {"actor": self.label, "restarting": True})
             self._create(restart=True)
             return
@@ -253,13 +277,13 @@ class Actor:
             loop.abandon()
         self.loops = {}
 
-    def die(self, why: str) -> None:
+    def die(self, why: str, error: type[RayError] = ActorDiedError) -> None:
         self._abandon_loops()
         self.pool.give(self.label)
         self.epoch += 1
         self.state = DEAD
         self.instance = None
-        self.death = ActorDiedError(f"{self.label}: {why}")
+        self.death = error(f"{self.label}: {why}")
         self.runtime.execution.emit(current_agent(), "actor.died", {"actor": self.label, "restarting": False})
         if self.name is not None and self.runtime.named.get(self.name) is self:
             del self.runtime.named[self.name]
@@ -308,10 +332,10 @@ class Call:
         """Its actor crashed or was killed since the call began."""
         return self.epoch != -1 and self.epoch != self.actor.epoch
 
-    def lost_error(self) -> RayActorError:
+    def lost_error(self) -> RayError:
         actor = self.actor
         if actor.state == DEAD and actor.death is not None:
-            return ActorDiedError(f"{self.label} failed: {actor.death}")
+            return type(actor.death)(f"{self.label} failed: {actor.death}")
         return RayActorError(f"{self.label} failed: the actor {actor.label} died while running it (it restarts)")
 
 

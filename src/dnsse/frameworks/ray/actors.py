@@ -51,7 +51,8 @@ class ActorClass:
                 )
         runtime.execution.yield_point(agent, Operation("actor.submit", (), f"{self.__name__}.remote()"))
         shipment = runtime.shipment(self._cls)
-        actor = Actor(runtime, self._cls, shipment, copy_value(args), copy_value(kwargs), options)
+        actor = Actor(runtime, self._cls, shipment, copy_value(args), copy_value(kwargs), options,
+                      runtime.worker_of(agent))
         if key is not None:
             actor.name = key
             runtime.named[key] = actor

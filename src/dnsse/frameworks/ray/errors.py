@@ -87,6 +87,18 @@ class TaskCancelledError(RayError):
     """The task was cancelled."""
 
 
+class TaskPlacementGroupRemoved(RayError):
+    """The placement group the task was to run in was removed before it started."""
+
+
+class ActorPlacementGroupRemoved(RayError):
+    """The placement group of the actor was removed; kept for programs that catch it."""
+
+
+class ActorUnschedulableError(RayError):
+    """The actor can never be created: its placement group was removed before it was."""
+
+
 class PendingCallsLimitExceeded(RayError):
     """An actor handle has ``max_pending_calls`` calls unfinished already."""
 
@@ -109,6 +121,7 @@ class ActorAlreadyExistsError(ValueError, RayError):
 
 # Reports and tracebacks name them as users know them: ray.exceptions.RayActorError.
 for _error in (RayError, RayTaskError, RayActorError, ActorDiedError, ActorUnavailableError, WorkerCrashedError,
-               TaskCancelledError, PendingCallsLimitExceeded, GetTimeoutError, ObjectLostError, RaySystemError, ActorAlreadyExistsError):
+               TaskCancelledError, TaskPlacementGroupRemoved, ActorPlacementGroupRemoved, ActorUnschedulableError,
+               PendingCallsLimitExceeded, GetTimeoutError, ObjectLostError, RaySystemError, ActorAlreadyExistsError):
     _error.__module__ = "ray.exceptions"
 del _error

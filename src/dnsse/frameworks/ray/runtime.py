@@ -17,7 +17,7 @@ from __future__ import annotations
 import itertools
 import weakref
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from dnsse.engine.agent import ThreadAgent
 from dnsse.engine.choices import ChoiceKind
@@ -59,6 +59,16 @@ class Worker:
     machinery: bool = False
     # How to cancel each task this worker submitted: ``ray.cancel(recursive=True)`` of its own task reaches them.
     children: list[Callable[[bool], None]] = field(default_factory=list)
+    # The placement group a task runs in, and whether the tasks and actors it starts run there too
+    # (an actor's workers ask their actor instead).
+    placement_group: Any = None
+    capture_child_tasks: bool = False
+
+    def placement(self) -> tuple[Any, bool]:
+        """The placement group this worker runs in (None: none), and whether its children are captured."""
+        if self.actor is not None:
+            return self.actor.placement_group, self.actor.capture_child_tasks
+        return self.placement_group, self.capture_child_tasks
 
 
 @dataclass

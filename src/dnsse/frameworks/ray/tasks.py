@@ -17,8 +17,8 @@ from typing import Any, Callable
 from dnsse.engine.agent import ThreadAgent, Wait
 from dnsse.engine.operation import Access, Operation
 from dnsse.frameworks.ray import options as opts
-from dnsse.frameworks.ray.errors import TaskCancelledError, WorkerCrashedError
-from dnsse.frameworks.ray.placement_groups import placement_of
+from dnsse.frameworks.ray.errors import TaskCancelledError, TaskPlacementGroupRemoved, WorkerCrashedError
+from dnsse.frameworks.ray.placement_groups import BundlePlacement, placement_of
 from dnsse.frameworks.ray.refs import (
     ObjectRef,
     copy_value,
@@ -67,8 +67,9 @@ class RemoteFunction:
         refs = [ObjectRef(runtime.next_ref_number(), label) for _ in range(count)]
         shipment = runtime.shipment(self._function)
         runtime.execution.yield_point(agent, Operation("ray.submit", (), label))
-        run = _TaskRun(runtime, self, shipment, label, args, kwargs, refs, streaming)
-        runtime.worker_of(agent).children.append(run.cancel)
+        parent = runtime.worker_of(agent)
+        run = _TaskRun(runtime, self, shipment, label, args, kwargs, refs, parent, streaming)
+        parent.children.append(run.cancel)
         runtime.execution.emit(agent, "task.submit", {"task": self.__name__, "ref": refs[0].number if refs else None})
         if streaming:
             return run.stream
@@ -94,7 +95,7 @@ class _TaskRun:
 
     def __init__(
         self, runtime: RayRuntime, remote: RemoteFunction, shipment: Shipment, label: str, args: tuple, kwargs: dict,
-        refs: list[ObjectRef], streaming: bool = False,
+        refs: list[ObjectRef], parent: Worker, streaming: bool = False,
     ) -> None:
         self.runtime = runtime
         self.remote = remote
@@ -111,13 +112,19 @@ class _TaskRun:
         self.started = self.finished = False
         # Cancelled before it started (it never runs), or while running (interrupted).
         self.cancelled = self.interrupted = False
+        # Its placement group was removed (see .placement_groups).
+        self.evicted = False
         self.demand = demand_of(options, default_cpus=1)
         # The cluster's pool, or the bundle of the placement group the task is placed in (checked first).
-        self.pool = placement_of(runtime, options, self.demand, label)
+        self.pool = placement_of(runtime, options, self.demand, label, parent)
         execution = runtime.execution
         agent = ThreadAgent(execution, label, self._body, daemon=True)
         crash = (lambda: None) if self.retries_left != 0 else None
         self.worker = Worker(caller=label, label=label, crash=crash)
+        if isinstance(self.pool, BundlePlacement):
+            self.worker.placement_group = self.pool.group
+            self.worker.capture_child_tasks = self.pool.capture_child_tasks
+            self.pool.group.on_removal.append(self._evict)
         agent.handle = self.worker
         for ref in refs:
             ref.canceller = self.cancel_from_program
@@ -133,7 +140,9 @@ class _TaskRun:
                 return f"the arguments of {label}: {describe_pending(dependencies)}"
             return cluster.why_not(self.demand)
 
-        agent.waiting = Wait(lambda: self.cancelled or (arguments_ready() and cluster.fits(self.demand)), why_waiting)
+        agent.waiting = Wait(
+            lambda: self.cancelled or self.evicted or (arguments_ready() and cluster.fits(self.demand)), why_waiting
+        )
         self.agent = agent
 
     def cancel_from_program(self, force: bool, recursive: bool) -> None:
@@ -161,6 +170,14 @@ class _TaskRun:
         # Ray raises KeyboardInterrupt in the task; force=True kills its worker.
         self.worker.interrupt = WorkerCrash() if force else KeyboardInterrupt()
 
+    def _evict(self) -> None:
+        """Its placement group is removed: it never starts, or its worker is killed at its next Ray call."""
+        if self.finished:
+            return
+        self.evicted = True
+        if self.started:
+            self.worker.interrupt = WorkerCrash()
+
     def _body(self) -> None:
         self.started = True
         cluster = self.pool
@@ -176,6 +193,11 @@ class _TaskRun:
         execution = runtime.execution
         if self.cancelled:
             store_error(self.refs, TaskCancelledError(f"{self.label} was cancelled before it started"))
+            return
+        if self.evicted:
+            store_error(self.refs, TaskPlacementGroupRemoved(
+                f"The placement group corresponding to this task has been removed ({self.label} never started)"
+            ))
             return
         failed = failed_dependency(self.args, self.kwargs)
         if failed is not None:
@@ -206,6 +228,9 @@ class _TaskRun:
                 return False
             if not died:
                 raise
+            if self.evicted:
+                self._lost_with_group()
+                return False
             if self._retry():
                 return True
             store_error(self.refs, WorkerCrashedError(
@@ -224,6 +249,22 @@ class _TaskRun:
         ))
         store_value(self.refs, value, self.remote.__qualname__)
         return False
+
+    def _lost_with_group(self) -> None:
+        """Killed by the removal of its group: failed with ``max_retries=0``, else retried, never to be placed."""
+        assert isinstance(self.pool, BundlePlacement)
+        group = self.pool.group
+        if self.remote._options.get("max_retries") == 0:
+            store_error(self.refs, WorkerCrashedError(
+                f"the worker running {self.label} was killed: its placement group {group.label} was removed"
+            ))
+            return
+        # Ray retries it (max_retries defaults to 3), and the retry waits for the removed group for good.
+        execution, agent = self.runtime.execution, self.agent
+        execution.emit(agent, "task.retry", {"task": self.remote.__name__})
+        execution.block(agent, Wait(lambda: False, lambda: f"{group.label}, which was removed while {self.label} "
+                                                           "ran in it: Ray retries the task there"),
+                        Operation("task.start", (), self.label))
 
     def _retry(self) -> bool:
         if self.retries_left == 0:

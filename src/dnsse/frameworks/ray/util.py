@@ -9,6 +9,7 @@ from dnsse.frameworks.ray import scheduling_strategies
 from dnsse.frameworks.ray.actor_pool import ActorPool
 from dnsse.frameworks.ray.placement_groups import (
     PlacementGroup,
+    get_current_placement_group,
     get_placement_group,
     placement_group,
     remove_placement_group,
@@ -16,7 +17,7 @@ from dnsse.frameworks.ray.placement_groups import (
 
 __all__ = [
     "ActorPool", "queue", "scheduling_strategies", "PlacementGroup", "placement_group", "remove_placement_group",
-    "get_placement_group",
+    "get_placement_group", "get_current_placement_group",
 ]
 
 
@@ -26,7 +27,7 @@ def __getattr__(name: str) -> Any:
         from dnsse.frameworks.ray import ray_queue
 
         return ray_queue
-    # ray.util.collective, ray.util.get_current_placement_group, ...: not modelled, refused naming the API.
+    # ray.util.collective, ray.util.list_named_actors, ...: not modelled, refused naming the API.
     return _unmodelled(name)
 
 
