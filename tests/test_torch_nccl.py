@@ -37,6 +37,8 @@ def _check(target: str, backend: str, tmp_path: Path, budget: int = 40) -> tuple
         ("isend_before_irecv", "deadlock", "NCCL stream hang"),
         # A collective returns before the peer joined, so it orders nothing on the host.
         ("all_reduce_as_barrier", "exception", "FileNotFoundError"),
+        # Work.wait() without a timeout orders the stream, not the host.
+        ("wait_as_barrier", "exception", "FileNotFoundError"),
     ],
 )
 def test_correct_under_gloo_is_a_bug_under_nccl(function: str, nccl_kind: str, nccl_says: str, tmp_path) -> None:
@@ -52,8 +54,9 @@ def test_correct_under_gloo_is_a_bug_under_nccl(function: str, nccl_kind: str, n
     assert main(["replay", bug["trace"]]) == 1
 
 
-def test_synchronize_makes_a_read_before_wait_safe_under_nccl_only(tmp_path) -> None:
-    target = f"{PROGRAMS}:synchronize_then_read"
+@pytest.mark.parametrize("function", ["synchronize_then_read", "work_synchronize_then_read"])
+def test_synchronize_makes_a_read_before_wait_safe_under_nccl_only(function: str, tmp_path) -> None:
+    target = f"{PROGRAMS}:{function}"
     gloo_status, gloo = _check(target, "gloo", tmp_path)
     assert gloo_status == 1
     assert "all_reduce buffer read before Work.wait()" in gloo["bugs"][0]["message"]
@@ -61,7 +64,12 @@ def test_synchronize_makes_a_read_before_wait_safe_under_nccl_only(tmp_path) -> 
     assert nccl_status == 0, nccl["bugs"]
 
 
-@pytest.mark.parametrize("function", ["batched_exchange", "item_after_all_reduce", "barrier_between", "add_after_send"])
+@pytest.mark.parametrize(
+    "function",
+    [
+        "batched_exchange", "item_after_all_reduce", "barrier_between", "add_after_send", "item_after_wait",
+    ],
+)
 @pytest.mark.parametrize("backend", ["gloo", "nccl"])
 def test_correct_under_both(function: str, backend: str, tmp_path) -> None:
     status, report = _check(f"{PROGRAMS}:{function}", backend, tmp_path)
@@ -119,7 +127,9 @@ def test_real_gloo_runs_the_programs_gloo_passes(tmp_path) -> None:
     sys.path.insert(0, str(REAL))
     import under_gloo
 
-    targets = ["nccl_vs_gloo.py:isend_before_irecv", "nccl_vs_gloo.py:all_reduce_as_barrier"]
+    targets = [
+        "nccl_vs_gloo.py:isend_before_irecv", "nccl_vs_gloo.py:all_reduce_as_barrier", "nccl_vs_gloo.py:wait_as_barrier"
+    ]
     context = torch_mp.get_context("spawn")
     queue = context.Queue()
     with tempfile.TemporaryDirectory() as directory:

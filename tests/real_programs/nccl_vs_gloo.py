@@ -82,6 +82,58 @@ def item_after_all_reduce(rank, world_size, backend: Backend = "gloo"):
     return flag
 
 
+def wait_as_barrier(rank, world_size, backend: Backend = "gloo"):
+    """As all_reduce_as_barrier, with an async all_reduce and Work.wait() before rank 0 reads the file.
+
+    gloo: wait() returns once the all_reduce is complete, after rank 1's
+    write. NCCL: wait() only makes the compute stream wait for it (torch's
+    documentation of Work.wait), so the host goes on and may read first.
+    """
+    dist.init_process_group(backend, rank=rank, world_size=world_size)
+    flag = torch.ones(1)
+    if rank == 1:
+        with open("ready.txt", "w") as file:
+            file.write("go")
+    dist.all_reduce(flag, async_op=True).wait()
+    if rank == 0:
+        with open("ready.txt") as file:
+            assert file.read() == "go"
+    return flag
+
+
+def item_after_wait(rank, world_size, backend: Backend = "gloo"):
+    """As wait_as_barrier, but rank 0 reads the result with .item() first, which waits on the host: correct under both."""
+    dist.init_process_group(backend, rank=rank, world_size=world_size)
+    flag = torch.ones(1)
+    if rank == 1:
+        with open("ready.txt", "w") as file:
+            file.write("go")
+    work = dist.all_reduce(flag, async_op=True)
+    work.wait()
+    assert flag.item() == 2.0
+    if rank == 0:
+        with open("ready.txt") as file:
+            assert file.read() == "go"
+    return flag
+
+
+def work_synchronize_then_read(rank, world_size, backend: Backend = "gloo"):
+    """An async all_reduce read after Work.synchronize() and no wait().
+
+    NCCL: synchronize() is wait(): the read, a kernel, runs after the
+    collective. gloo: synchronize() does not wait for CPU work (measured:
+    it returns at once, is_completed() still False): a read before wait().
+    """
+    dist.init_process_group(backend, rank=rank, world_size=world_size)
+    value = torch.full((2,), float(rank + 1))
+    work = dist.all_reduce(value, async_op=True)
+    work.synchronize()
+    total = value.sum().item()
+    work.wait()
+    assert total == 6.0
+    return value
+
+
 def barrier_between(rank, world_size, backend: Backend = "gloo"):
     """barrier() blocks the host under NCCL too (ProcessGroupNCCL synchronizes it): correct under both."""
     dist.init_process_group(backend, rank=rank, world_size=world_size)

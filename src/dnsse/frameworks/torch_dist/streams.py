@@ -12,10 +12,11 @@ ncclRecv() operations need to progress concurrently to complete, they must
 be fused within a ncclGroupStart()/ncclGroupEnd() section", NCCL's API
 reference); the operations of one ``batch_isend_irecv`` are such a group.
 
-The ``Work.wait()`` torch's API makes for a blocking operation only makes
-the rank's compute stream wait: later kernels, and later NCCL operations
+``Work.wait()`` without a timeout (the program's own, or the one torch's API
+makes for a blocking operation) and ``Work.synchronize()`` only make the
+rank's compute stream wait: later kernels, and later NCCL operations
 (which wait for the compute stream when enqueued), run after it, while the
-host goes on. Here kernels run on the host at once, so a torch call that
+host goes on; ``wait(timeout=...)`` waits on the host, as torch documents. Here kernels run on the host at once, so a torch call that
 touches a buffer of such an operation waits for it first (see
 :mod:`.rank_mode`); ``barrier()``, ``torch.cuda.synchronize()`` and the
 end of the rank's process wait on the host, as they do on a GPU. An
@@ -170,21 +171,30 @@ def batch_frame() -> FrameType | None:
     return None
 
 
-def waits_on_stream(state: RankState, op: str, caller: FrameType) -> bool:
-    """Is this ``Work.wait()`` one that, under NCCL, only makes the compute stream wait?
+def waits_on_stream(state: RankState, op: Enqueued, caller: FrameType) -> bool:
+    """Is this ``Work.wait()`` (or ``synchronize()``) one that, under NCCL, only makes the compute stream wait?
 
-    Only torch's own API waiting for a blocking operation it just issued,
-    for the program's own call, is taken as such; every other caller (the
-    program's ``wait()``, DDP, FSDP, DTensor, functional collectives, whose
-    later reads of the buffers a torch function mode cannot see) is made to
-    wait on the host, which can only hide orderings, never invent one.
+    torch documents that ``wait()`` without a timeout lets "the current
+    stream block on the completion of the NCCL work" and nothing more. That
+    is modelled for the program's own call, and for torch's API waiting for
+    a blocking operation the program called: the program's later reads of
+    the buffers are torch calls, which the rank's mode makes wait for the
+    operation as the kernels would. Every other caller (DDP, FSDP, DTensor,
+    functional collectives, whose later reads of the buffers a torch
+    function mode cannot see) is made to wait on the host, which can only
+    hide orderings, never invent one.
     """
-    if not uses_nccl(state) or op in _HOST_WAITS or caller.f_code.co_filename != _C10D_FILE:
+    if op.entry is None or op.op in _HOST_WAITS:
+        return False
+    source_files = state.world.execution.source_files
+    if caller.f_code.co_filename in source_files:
+        return True
+    if caller.f_code.co_filename != _C10D_FILE:
         return False
     outer = caller.f_back
     while outer is not None and outer.f_code.co_filename in _API_FRAMES:
         outer = outer.f_back
-    return outer is not None and outer.f_code.co_filename in state.world.execution.source_files
+    return outer is not None and outer.f_code.co_filename in source_files
 
 
 def wait_for(state: RankState, ops: list[Enqueued], why: str) -> None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import sys
 from datetime import timedelta
+from types import FrameType
 from typing import TYPE_CHECKING, Protocol, Sequence
 
 import torch
@@ -126,19 +127,34 @@ class Work(torch.distributed.Work):
         return False
 
     def wait(self, timeout: object = None) -> bool:
-        """Wait for the transfer; with a ``timeout`` it may give up, as torch raises then."""
+        """Wait for the transfer; with a ``timeout`` it may give up, as torch raises then.
+
+        Under NCCL semantics, and without a timeout, the program's own
+        ``wait()`` only makes the rank's compute stream wait (see
+        :func:`~.streams.waits_on_stream`): the host goes on.
+        """
         if self._synchronous:
             return True
-        state = current_rank("Work.wait")
+        return self._wait(current_rank("Work.wait"), sys._getframe(1), _timeout_seconds(timeout))
+
+    def synchronize(self) -> None:
+        """NCCL: the same as ``wait()``. gloo: nothing, as gloo's CPU work does not wait here (measured)."""
+        if self._synchronous:
+            return
+        state = current_rank("Work.synchronize")
+        if self._part.entry is not None:
+            self._wait(state, sys._getframe(1), None)
+
+    def _wait(self, state: RankState, caller: FrameType, seconds: float | None) -> bool:
         part = self._part
-        if not part.done and waits_on_stream(state, part.op, sys._getframe(1)):
-            # NCCL: torch's API waiting for its own blocking operation only
-            # orders the compute stream after it; the host goes on.
+        execution = state.world.execution
+        if not part.done and seconds is None and waits_on_stream(state, part, caller):
+            # Later kernels that touch the buffers run after the operation; the host goes on.
             state.streams.fence.append(part)  # type: ignore[arg-type]
             self._forget()
+            if caller.f_code.co_filename in execution.source_files:
+                execution.emit(state.agent, "wait", {"op": part.op, "rank": state.rank})
             return True
-        execution = state.world.execution
-        seconds = _timeout_seconds(timeout)
         state.waiting_in = part.instance
         try:
             finished = execution.block(
