@@ -16,8 +16,10 @@ process start per campaign, see ``containment_cost.py``).
   2..64 (the slope is the cost of one more rank);
 - a scheduling point: two bare agents yielding 20,000 times each, with a
   chooser that never switches, then with random switching; the difference,
-  divided by the switches taken, is the cost of one switch (an OS-thread
-  handoff);
+  divided by the switches taken, is the cost of one switch: a greenlet
+  switch where agents share one OS thread (the threads framework), an
+  OS-thread handoff where each has its own (torch, Ray, or
+  ``DNSSE_AGENT_THREADS=os``);
 - coverage: a function that runs 20,000 iterations of local arithmetic,
   with and without the branch-coverage tracer that ``--coverage`` puts in
   every agent; the difference per line event.
@@ -28,6 +30,7 @@ Run: .venv/bin/python benchmarks/cost_model.py [--repeats 5]
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import time
 from pathlib import Path
@@ -38,7 +41,9 @@ EMPTY = HERE / "speed" / "empty.py"
 WORLD_SIZES = (2, 4, 8, 16, 32, 64)
 
 
-def seconds_per_execution(function: str, framework_name: str, world_size: int, executions: int) -> float:
+def seconds_per_execution(
+    function: str, framework_name: str, world_size: int, executions: int, agent_threads: str = ""
+) -> float:
     from dnsse.engine.runner import run_execution
     from dnsse.engine.target import LoadedTarget, TargetSpec
     from dnsse.frameworks.base import framework_named
@@ -46,6 +51,7 @@ def seconds_per_execution(function: str, framework_name: str, world_size: int, e
 
     target = LoadedTarget(TargetSpec.parse(f"{EMPTY}:{function}"), framework_name)
     framework = framework_named(framework_name, world_size, True)
+    os.environ["DNSSE_AGENT_THREADS"] = agent_threads
     with framework.activate():
         run_execution(target, framework, RandomChooser(0))  # imports and first-use caches
         started = time.process_time()
@@ -75,7 +81,7 @@ def seconds_per_line(coverage: bool, iterations: int = 20_000) -> float:
     return (time.process_time() - started) / (2 * iterations)
 
 
-def point_costs(points: int = 20_000) -> tuple[float, float, float]:
+def point_costs(greenlets: bool, points: int = 20_000) -> tuple[float, float, float]:
     """Seconds per point without switches, per point with random switching, and the share of points that switched."""
     from dnsse.engine.agent import ThreadAgent
     from dnsse.engine.choices import FirstChooser
@@ -85,6 +91,7 @@ def point_costs(points: int = 20_000) -> tuple[float, float, float]:
 
     def run(chooser: object) -> tuple[float, float]:
         execution = Execution(chooser, Limits(max_steps=10 * points, max_seconds=600))  # type: ignore[arg-type]
+        execution.greenlets_allowed = greenlets
         operation = Operation("step")
 
         def body() -> None:
@@ -115,6 +122,7 @@ def main() -> None:
     n = arguments.executions
     measures: dict[str, Callable[[], float]] = {
         "threads, empty program": lambda: seconds_per_execution("threads_main", "threads", 1, n),
+        "threads, empty program, OS threads": lambda: seconds_per_execution("threads_main", "threads", 1, n, "os"),
         "lines, no coverage": lambda: seconds_per_line(False),
         "lines, coverage": lambda: seconds_per_line(True),
     }
@@ -124,17 +132,18 @@ def main() -> None:
             "torch_main", "torch", size, count
         )
     samples: dict[str, list[float]] = {name: [] for name in measures}
-    points: list[tuple[float, float, float]] = []
+    points: dict[bool, list[tuple[float, float, float]]] = {True: [], False: []}
     for _ in range(arguments.repeats):
         for name, measure in measures.items():
             samples[name].append(measure())
-        points.append(point_costs())
+        for greenlets in points:
+            points[greenlets].append(point_costs(greenlets))
     pick = statistics.median if arguments.median else min
     figure = {name: pick(values) for name, values in samples.items()}
-    first = pick(p[0] for p in points)
-    random = pick(p[1] for p in points)
-    switched = statistics.median(p[2] for p in points)
-    per_switch = (random - first) / switched
+    first = {kind: pick(p[0] for p in runs) for kind, runs in points.items()}
+    random = {kind: pick(p[1] for p in runs) for kind, runs in points.items()}
+    switched = {kind: statistics.median(p[2] for p in runs) for kind, runs in points.items()}
+    per_switch = {kind: (random[kind] - first[kind]) / switched[kind] for kind in points}
     sizes = list(WORLD_SIZES)
     times = [figure[f"torch, empty program, {size} ranks"] for size in sizes]
     slope = statistics.linear_regression(sizes, times).slope
@@ -143,12 +152,15 @@ def main() -> None:
     print("| cost | figure |")
     print("|---|---:|")
     print(f"| one execution's fixed cost, threads (start, isolation, teardown) | {1000 * figure['threads, empty program']:.2f} ms |")
+    print(f"| the same, each agent on an OS thread of its own | {1000 * figure['threads, empty program, OS threads']:.2f} ms |")
     for size, seconds in zip(sizes, times):
         print(f"| one execution's fixed cost, torch, {size} ranks | {1000 * seconds:.2f} ms ({1 / seconds:,.0f} executions/s) |")
     print(f"| one more rank (slope over 2..64 ranks) | {1000 * slope:.2f} ms |")
-    print(f"| one scheduling point, no switch | {1e6 * first:.1f} µs |")
-    print(f"| one switch to another agent (OS-thread handoff), on top of its point | {1e6 * per_switch:.1f} µs |")
-    print(f"| scheduling points/s with random switching ({100 * switched:.0f}% of points switch) | {1 / random:,.0f} |")
+    for kind, label in ((True, "greenlet switch"), (False, "OS-thread handoff")):
+        print(f"| one scheduling point, no switch ({label}s) | {1e6 * first[kind]:.1f} µs |")
+        print(f"| one switch to another agent ({label}), on top of its point | {1e6 * per_switch[kind]:.1f} µs |")
+        print(f"| scheduling points/s with random switching ({label}s, {100 * switched[kind]:.0f}% of points "
+              f"switch) | {1 / random[kind]:,.0f} |")
     print(f"| one line event under branch coverage | {1e6 * coverage_per_event:.2f} µs |")
     print(f"| a line of plain Python under branch coverage | {figure['lines, coverage'] / figure['lines, no coverage']:.1f}x its time without |")
 

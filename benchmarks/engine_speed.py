@@ -1,6 +1,7 @@
 """Speed of the controlled engine, measured side by side in one run.
 
-1. scheduling points per second of the bare engine (two agents yielding);
+1. scheduling points per second of the bare engine (two agents yielding),
+   with the agents as greenlets of one OS thread and on OS threads of their own;
 2. executions per second of a 2-rank program with ten collectives;
 3. the slowdown of one controlled execution against the same program run
    uncontrolled with real gloo (two processes: gloo cannot be given two
@@ -24,7 +25,7 @@ HERE = Path(__file__).resolve().parent
 PROGRAM = HERE / "speed" / "ten_collectives.py"
 
 
-def scheduling_points_per_second(chooser_name: str, points: int = 20_000) -> float:
+def scheduling_points_per_second(chooser_name: str, points: int = 20_000, greenlets: bool = True) -> float:
     from dnsse.engine.agent import ThreadAgent
     from dnsse.engine.choices import FirstChooser
     from dnsse.engine.execution import Execution, Limits, current_agent
@@ -38,6 +39,7 @@ def scheduling_points_per_second(chooser_name: str, points: int = 20_000) -> flo
         "pct (depth 3)": lambda: PctChooser(1, 3, 2 * points),
     }[chooser_name]()
     execution = Execution(chooser, Limits(max_steps=10 * points))
+    execution.greenlets_allowed = greenlets
     operation = Operation("step")
 
     def body() -> None:
@@ -112,11 +114,15 @@ def main() -> None:
     repeats = arguments.repeats
 
     print("## Engine: scheduling points per second (2 agents, 40,000 points)\n")
-    print("| chooser | points/s (median) |")
-    print("|---|---:|")
+    print("| chooser | points/s, greenlet agents (median) | points/s, OS-thread agents (median) | ratio |")
+    print("|---|---:|---:|---:|")
     for name in ("first (no switches)", "random", "pct (depth 3)"):
-        rate = statistics.median(scheduling_points_per_second(name) for _ in range(repeats))
-        print(f"| {name} | {rate:,.0f} |")
+        rates: dict[bool, list[float]] = {True: [], False: []}
+        for _ in range(repeats):
+            for greenlets in rates:  # alternating, so the machine's load falls on both alike
+                rates[greenlets].append(scheduling_points_per_second(name, greenlets=greenlets))
+        ours, theirs = statistics.median(rates[True]), statistics.median(rates[False])
+        print(f"| {name} | {ours:,.0f} | {theirs:,.0f} | {ours / theirs:.2f}x |")
 
     print("\n## torch: 2 ranks, ten collectives per execution\n")
     per_strategy = {}

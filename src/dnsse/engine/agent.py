@@ -1,8 +1,9 @@
 """Controlled agents: the things the scheduler picks between.
 
 A :class:`ThreadAgent` runs Python code (a rank, a user thread, a Ray worker)
-in an OS thread of its own; only the agent the scheduler picked runs, the
-others are parked on a lock. A :class:`StepAgent` is a small state machine
+in an OS thread of its own, or as a greenlet in an OS thread that all the
+execution's agents share (:mod:`dnsse.engine.greenlet_host`); only the agent
+the scheduler picked runs, the others are parked on a lock or suspended. A :class:`StepAgent` is a small state machine
 (an async transfer, a message match) whose steps the scheduler runs inline,
 with no thread of its own, which keeps async operations cheap.
 """
@@ -101,7 +102,10 @@ FINISHED = object()
 class ThreadAgent(Agent):
     """An agent that runs ``body`` in an OS thread of its own."""
 
-    __slots__ = ("body", "_baton", "thread_ident", "started", "exited", "on_start", "handle", "frame", "importing")
+    __slots__ = (
+        "body", "_baton", "thread_ident", "started", "exited", "on_start", "handle", "frame", "importing",
+        "greenlet", "saved_thread",
+    )
 
     def __init__(
         self,
@@ -128,6 +132,10 @@ class ThreadAgent(Agent):
         self.frame: FrameType | None = None
         # Nesting of the library imports the agent is running: they run without scheduling points.
         self.importing = 0
+        # Where the agents share one OS thread (dnsse.engine.greenlet_host): the
+        # agent's greenlet, and its share of the thread while it is parked.
+        self.greenlet: object = None
+        self.saved_thread: object = None
 
     def launch(self) -> None:
         """Start the OS thread; it parks until the scheduler picks it."""
@@ -140,14 +148,29 @@ class ThreadAgent(Agent):
     def park(self) -> None:
         self._baton.acquire()
 
+    def current_frame(self) -> FrameType | None:
+        """The innermost Python frame the agent is at now; ``None`` before it started or after it ended."""
+        greenlet = self.greenlet
+        if greenlet is not None:
+            frame = greenlet.gr_frame  # type: ignore[attr-defined]
+            if frame is not None or not greenlet:
+                return frame  # parked (or over): the greenlet keeps its frame
+        # Running: the frame of its OS thread (shared or its own).
+        return sys._current_frames().get(self.thread_ident) if self.thread_ident is not None else None
+
     def _bootstrap(self) -> None:
+        self.thread_ident = _thread.get_ident()
+        self.park()
+        self.bootstrap()
+
+    def bootstrap(self) -> None:
+        """Run the agent's body to its end, once the scheduler picked it, and report how it ended."""
         from dnsse.engine.execution import ExecutionAborted, set_current_agent
 
         self.thread_ident = _thread.get_ident()
         set_current_agent(self)
         trace_hook = self.execution.trace_hook
         try:
-            self.park()
             self.execution.check_abort()
             if trace_hook is not None:
                 sys.settrace(trace_hook(None))

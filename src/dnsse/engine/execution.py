@@ -21,6 +21,7 @@ from dnsse.engine.agent import FINISHED, Agent, StepAgent, ThreadAgent, Wait
 from dnsse.engine.bugs import Bug, BugKind
 from dnsse.engine.choices import Chooser, Chosen, RecordingChooser, TraceDivergence
 from dnsse.engine.determinism import DeterminismCheck, Expected
+from dnsse.engine.greenlet_host import GreenletHost, agents_share_a_thread
 from dnsse.engine.inconclusive import Inconclusive
 from dnsse.engine.location import frame_location, source_line
 from dnsse.engine.object_names import ObjectNames
@@ -111,6 +112,9 @@ class Execution:
         # Given a framework's per-thread trace function (or None), the one to
         # install in an agent's thread: how branch coverage rides along.
         self.trace_hook: Callable[[Callable | None], Callable] | None = None
+        # Set before run() when the agents may share one OS thread (the framework allows it).
+        self.greenlets_allowed = False
+        self._host: GreenletHost | None = None
         self._finished = _thread.allocate_lock()
         self._finished.acquire()
         self.started_at = 0.0
@@ -222,12 +226,19 @@ class Execution:
             # The run is over (a bug, a limit, or only daemons left) while this
             # agent still had work: unwind it.
             raise ExecutionAborted()
-        self._hand_to(chosen)
-        agent.park()
+        host = self._host
+        if host is not None:
+            host.switch(agent, chosen)
+        else:
+            self._hand_to(chosen)
+            agent.park()
         if self.aborted:
             raise ExecutionAborted()
 
     def _hand_to(self, chosen: ThreadAgent) -> None:
+        if self._host is not None:
+            self._host.finished_with(chosen)  # only a finishing agent hands over this way
+            return
         if not chosen.started:
             chosen.launch()
         chosen.resume()
@@ -413,7 +424,7 @@ class Execution:
         self.aborted = True
         self._finished.release()
 
-    def _give_up(self) -> None:
+    def give_up(self) -> None:
         """The wall-clock limit passed with an agent away from every scheduling point: inconclusive."""
         if self.aborted:
             return
@@ -451,8 +462,8 @@ class Execution:
 
     @staticmethod
     def _innermost(agent: ThreadAgent) -> str | None:
-        """The innermost Python frame of ``agent``'s thread (a C call below it does not show)."""
-        frame = sys._current_frames().get(agent.thread_ident) if agent.thread_ident is not None else None
+        """The innermost Python frame of ``agent`` (a C call below it does not show)."""
+        frame = agent.current_frame()
         if frame is None:
             return None
         return f"{frame_location(frame)} in {frame.f_code.co_name}"
@@ -480,9 +491,9 @@ class Execution:
         return Bug(BugKind.DEADLOCK, f"every live agent is blocked ({names})", details=details)
 
     def _location_of(self, agent: Agent) -> str | None:
-        if not isinstance(agent, ThreadAgent) or agent.thread_ident is None:
+        if not isinstance(agent, ThreadAgent):
             return None
-        frame = sys._current_frames().get(agent.thread_ident)
+        frame = agent.current_frame()
         while frame is not None:
             if frame.f_code.co_filename in self.source_files:
                 return f"{frame_location(frame)} in {frame.f_code.co_name}"
@@ -502,19 +513,40 @@ class Execution:
     def run(self) -> None:
         """Run the registered agents to the end, a bug, or a limit."""
         self.started_at = time.perf_counter()
-        try:
-            chosen = self._pick(None)
-        except TraceDivergence as divergence:
-            self.diverge(str(divergence))
-            chosen = None
-        except ExecutionAborted:
-            chosen = None
+        if agents_share_a_thread(self.greenlets_allowed):
+            self._host = GreenletHost(self)
+            self._host.run()
+            self.elapsed_s = time.perf_counter() - self.started_at
+            self.aborted = True
+            return
+        chosen = self.first_agent()
         if chosen is not None:
             self._hand_to(chosen)
         if not self._finished.acquire(timeout=self.limits.max_seconds):
-            self._give_up()
+            self.give_up()
         self.elapsed_s = time.perf_counter() - self.started_at
         self._unwind()
+
+    def abandoned(self) -> list[ThreadAgent]:
+        """The agents that did not stop when the run ended: they spin or block outside every scheduling point.
+
+        Agents sharing one OS thread that one of them holds cannot be unwound
+        either; only the one that holds it is named, as on threads of their own.
+        """
+        stuck = [agent for agent in self.thread_agents() if agent.started and agent.exited.locked()]
+        if self._host is None:
+            return stuck
+        return [agent for agent in stuck if agent.greenlet and agent.greenlet.gr_frame is None]  # type: ignore[attr-defined]
+
+    def first_agent(self) -> ThreadAgent | None:
+        """The first thread agent to run (after any step agents' steps); ``None`` when the run is already over."""
+        try:
+            return self._pick(None)
+        except TraceDivergence as divergence:
+            self.diverge(str(divergence))
+        except ExecutionAborted:
+            pass
+        return None
 
     def _unwind(self) -> None:
         """Let every parked agent raise ExecutionAborted and exit, one at a time."""

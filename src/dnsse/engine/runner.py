@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol, Sequence
 
@@ -91,6 +92,10 @@ def run_execution(
     """
     execution = Execution(chooser, limits, target.source_files, expected)
     execution.trace_hook = trace_hook
+    # torch's per-thread state (grad mode, inference mode, autocast) is not swapped between greenlets.
+    execution.greenlets_allowed = (
+        getattr(framework, "agents_share_a_thread", False) and not target.imports_torch and "torch" not in sys.modules
+    )
     verdicts = [monitor.attach(execution) for monitor in monitors]
     with fresh_working_directory(), process_calls_controlled(), imports_in_one_piece():
         parameters = framework.inputs(target)
@@ -144,7 +149,7 @@ def run_execution(
         agent_names=[agent.name for agent in execution.agents],
         created_at=execution.created_at,
         pending={agent.id: agent.pending for agent in execution.agents if not agent.done},
-        abandoned=[agent.name for agent in execution.thread_agents() if agent.started and agent.exited.locked()],
+        abandoned=[agent.name for agent in execution.abandoned()],
         output=output,
         slots=input_slots(parameters, pinned),
         untrusted=execution.untrusted,

@@ -74,6 +74,8 @@ class LoadedTarget:
         elif framework not in FRAMEWORKS:
             raise BadInput(f"unknown framework {framework!r}; use one of auto, {', '.join(FRAMEWORKS)}")
         self.framework = framework
+        # torch keeps state per OS thread that agents sharing a thread would share (dnsse.engine.greenlet_host).
+        self.imports_torch = "torch" in _imported_roots(tree)
         # Modules beside the target are the program's too: fresh in every copy, traced, located in reports.
         self.siblings = SiblingModules(spec.path, tree)
         self.source_files = frozenset({str(spec.path)}) | self.siblings.files
@@ -174,6 +176,16 @@ def _assigned_at_top_level(tree: ast.Module, name: str) -> bool:
         if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
             return True
     return False
+
+
+def _imported_roots(tree: ast.Module) -> set[str]:
+    roots: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            roots.update(alias.name.partition(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            roots.add(node.module.partition(".")[0])
+    return roots
 
 
 def detect_framework(tree: ast.Module) -> str:

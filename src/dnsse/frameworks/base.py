@@ -12,6 +12,9 @@ if TYPE_CHECKING:
 
 class Framework(Protocol):
     name: str
+    # Whether its agents may share one OS thread as greenlets (dnsse.engine.greenlet_host):
+    # only where all the per-thread state its programs rely on is swapped at each switch.
+    agents_share_a_thread: bool
 
     def activate(self) -> ContextManager[None]:
         """Install the controlled APIs for a whole campaign (many executions)."""

@@ -191,9 +191,9 @@ def describe(operation: Operation) -> str:
 
 def _location(agent: Agent, source_files: frozenset[str]) -> str | None:
     """Where in the program ``agent`` stands: its innermost frame in the program's files."""
-    if not isinstance(agent, ThreadAgent) or agent.thread_ident is None:
+    if not isinstance(agent, ThreadAgent):
         return None
-    frame = sys._current_frames().get(agent.thread_ident)
+    frame = agent.current_frame()
     while frame is not None:
         if frame.f_code.co_filename in source_files:
             return frame_location(frame)

@@ -9,7 +9,6 @@ Ping#1.start#1``) and where in the program.
 
 from __future__ import annotations
 
-import sys
 
 from dnsse.engine.agent import Agent, ThreadAgent
 from dnsse.engine.bugs import Bug, BugKind
@@ -40,7 +39,7 @@ def _role(agent: ThreadAgent) -> str:
 
 def _location(execution: Execution, agent: ThreadAgent) -> str | None:
     """The innermost frame of the program under test where the agent waits."""
-    frame = sys._current_frames().get(agent.thread_ident) if agent.thread_ident is not None else None
+    frame = agent.current_frame()
     while frame is not None:
         if frame.f_code.co_filename in execution.source_files:
             return f"{frame.f_code.co_filename}:{frame.f_lineno} in {frame.f_code.co_name}"

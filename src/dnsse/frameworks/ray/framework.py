@@ -44,6 +44,8 @@ from dnsse.frameworks.threads.shared_state import plan_for
 
 class RayFramework:
     name = "ray"
+    # OS threads: not yet checked that the controlled Ray runtime keeps nothing per thread.
+    agents_share_a_thread = False
 
     def __init__(self, faults: bool = True) -> None:
         self.faults = faults

@@ -16,6 +16,7 @@ from dnsse.frameworks.threads.thread import adopt
 
 class ThreadsFramework:
     name = "threads"
+    agents_share_a_thread = True
 
     def activate(self) -> ContextManager[None]:
         return controlled_threading()

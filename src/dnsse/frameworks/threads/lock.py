@@ -7,12 +7,11 @@ deadlock report reads ``Lock#2 (created at prog.py:10) held by Thread-1``.
 
 from __future__ import annotations
 
-import _thread
 from typing import Any
 
 from dnsse.engine.execution import current_agent
 from dnsse.engine.operation import Access
-from dnsse.frameworks.threads.primitive import Primitive, holder_name
+from dnsse.frameworks.threads.primitive import Primitive, holder_name, owner_identity
 
 
 def lock_timeout(blocking: bool, timeout: float) -> float | None:
@@ -129,13 +128,13 @@ class RLock(_HeldLock):
 
     def __init__(self) -> None:
         super().__init__()
-        self._owner: int | None = None
+        self._owner: object = None
         self._count = 0
         self._holder: str | None = None
 
     def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
         limit = lock_timeout(blocking, timeout)
-        me = _thread.get_ident()
+        me = owner_identity()
         if self._owner == me:
             self._count += 1
             return True
@@ -155,7 +154,7 @@ class RLock(_HeldLock):
         return took
 
     def release(self) -> None:
-        me = _thread.get_ident()
+        me = owner_identity()
         if self._owner != me:
             raise RuntimeError("cannot release un-acquired lock")
         if self._count > 1:
@@ -169,7 +168,7 @@ class RLock(_HeldLock):
         self._change_at_point(agent, "lock.release", lambda: self._unlock(me), Access.RELEASE)
         self._emit("lock.release")
 
-    def _unlock(self, me: int) -> None:
+    def _unlock(self, me: object) -> None:
         if self._owner != me:
             raise RuntimeError("cannot release un-acquired lock")
         self._owner = None
@@ -178,10 +177,10 @@ class RLock(_HeldLock):
         self._wake_uncontrolled()
 
     def _is_owned(self) -> bool:
-        return self._owner == _thread.get_ident()
+        return self._owner == owner_identity()
 
     def _release_save(self) -> tuple[int, Any]:
-        me = _thread.get_ident()
+        me = owner_identity()
         with self._guard:
             count = self._count
             self._unlock(me)

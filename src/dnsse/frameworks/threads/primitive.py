@@ -47,6 +47,15 @@ def block_until(
     return False
 
 
+def owner_identity() -> object:
+    """Who owns what the caller acquires (an ``RLock``): its agent, or its OS thread outside control.
+
+    Not ``_thread.get_ident()``: agents that share one OS thread (greenlets) share its ident.
+    """
+    agent = current_agent()
+    return agent if agent is not None else _thread.get_ident()
+
+
 def holder_name() -> str:
     """Who the calling thread is, as deadlock reports name it."""
     agent = current_agent()

@@ -53,6 +53,8 @@ _CUDA_NOTICED: list[str] = []
 
 class TorchFramework:
     name = "torch"
+    # OS threads: torch keeps grad mode, inference mode and autocast per thread, in C++.
+    agents_share_a_thread = False
 
     def __init__(self, world_size: int) -> None:
         if world_size < 1:

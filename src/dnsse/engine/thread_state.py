@@ -1,0 +1,138 @@
+"""What CPython keeps per OS thread, saved and restored so agents can share one.
+
+Greenlets already switch the frame stack, the exception being handled, the
+recursion depth and the ``contextvars`` context. What they leave to the
+thread, and what an agent would otherwise see of the agent that ran before
+it on the same OS thread:
+
+- the thread-state dictionary (``PyThreadState_GetDict``): every
+  ``threading.local`` and C ``_thread._local`` keeps its per-thread values
+  there, made before control or not, and so do ``repr``'s recursion guard
+  and asyncio's running loop;
+- asyncio's running loop, which its C module also caches per thread;
+- the global trace function (``sys.settrace``): the shared-state and
+  coverage tracers of each agent;
+- the thread's ``tracing`` depth: an agent switched away from inside its
+  tracer (a shared-state point) would leave the next agent with tracing
+  suspended, so none of its calls would be traced.
+
+The ``tracing`` depth has no Python API; it is read at its offset in
+CPython 3.11's ``PyThreadState`` after checking, in a real trace callback,
+that the offset reads what it must (:func:`available` says whether it did).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import sys
+from asyncio import events
+from typing import Callable
+
+# CPython 3.11's PyThreadState: prev, next, interp (3 pointers), then the ints
+# _initialized, _static, recursion_remaining, recursion_limit,
+# recursion_headroom, tracing.
+_TRACING_OFFSET = 3 * 8 + 5 * 4
+
+_thread_state = ctypes.pythonapi.PyThreadState_Get
+_thread_state.restype = ctypes.c_void_p
+_thread_dict = ctypes.pythonapi.PyThreadState_GetDict
+_thread_dict.restype = ctypes.py_object
+_incref = ctypes.pythonapi.Py_IncRef
+_incref.argtypes = [ctypes.py_object]
+
+
+def _the_thread_dict() -> dict:
+    # ctypes takes a py_object result for a new reference; this one is borrowed, so own it first.
+    thread_dict = _thread_dict()
+    _incref(thread_dict)
+    return thread_dict
+
+# Where asyncio's C module keeps the running loop in the thread-state dictionary.
+_LOOP_KEY = "__asyncio_running_event_loop__"
+_get_running_loop = events._get_running_loop
+_set_running_loop = events._set_running_loop
+_gettrace = sys.gettrace
+_settrace = sys.settrace
+
+
+class Saved:
+    """One agent's share of the thread, while another agent runs."""
+
+    __slots__ = ("locals", "tracing", "trace", "loop")
+
+    def __init__(self) -> None:
+        self.locals: dict = {}
+        self.tracing = 0
+        self.trace: Callable | None = None
+        self.loop: object = None
+
+
+class ThreadState:
+    """The per-thread state of the OS thread that creates it (it must run all its agents)."""
+
+    __slots__ = ("_locals", "_tracing", "_loops")
+
+    def __init__(self) -> None:
+        self._locals: dict = _the_thread_dict()
+        self._tracing = ctypes.c_int.from_address(_thread_state() + _TRACING_OFFSET)
+        # Whether an agent of this thread ever set a running loop (asyncio.run, a loop's run_forever):
+        # until one did, there is no loop to swap, and the C module's per-thread cache is not ours.
+        self._loops = False
+
+    def save(self, into: Saved) -> None:
+        """Keep what the running agent has of the thread."""
+        thread_locals = self._locals
+        into.locals = dict(thread_locals) if thread_locals else {}
+        into.tracing = self._tracing.value
+        into.trace = _gettrace()
+        if not self._loops and _LOOP_KEY in thread_locals:
+            self._loops = True
+        # Read only once some agent set a loop: until then the C cache may name a holder already freed.
+        into.loop = _get_running_loop() if self._loops else None
+
+    def restore(self, saved: Saved) -> None:
+        """Give the thread back to the agent that ``saved`` was taken from."""
+        thread_locals = self._locals
+        if thread_locals or saved.locals:
+            if not self._loops and _LOOP_KEY in thread_locals:
+                self._loops = True  # set by an agent that ended without switching away
+            thread_locals.clear()
+            thread_locals.update(saved.locals)
+        self._tracing.value = saved.tracing
+        _settrace(saved.trace)
+        if self._loops:
+            # The C module's per-thread cache still names the loop of the agent that ran before.
+            _set_running_loop(saved.loop)
+
+
+def _check() -> bool:
+    if sys.implementation.name != "cpython" or sys.version_info[:2] != (3, 11):
+        return False
+    try:
+        tracing = ctypes.c_int.from_address(_thread_state() + _TRACING_OFFSET)
+    except (AttributeError, ValueError, OSError):
+        return False
+    seen: list[int] = []
+
+    def probe(frame: object, event: str, arg: object) -> None:
+        seen.append(tracing.value)
+
+    outside = tracing.value
+    previous = _gettrace()
+    _settrace(probe)
+    try:
+        (lambda: None)()
+    finally:
+        _settrace(previous)
+    return outside == 0 and seen[:1] == [1]
+
+
+_AVAILABLE: bool | None = None
+
+
+def available() -> bool:
+    """Whether this interpreter's per-thread state can be swapped between agents."""
+    global _AVAILABLE
+    if _AVAILABLE is None:
+        _AVAILABLE = _check()
+    return _AVAILABLE
