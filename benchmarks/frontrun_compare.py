@@ -8,6 +8,8 @@ seed, so that the load of this shared machine falls on both alike. The
 figure of a run is its executions divided by the tool's own search time
 (``elapsed_s`` of dnsse's JSON report, the time of ``frontrun.explore``),
 and the command's whole wall time, start-up included, is shown beside it.
+dnsse also runs a third time with ``DNSSE_AGENT_THREADS=os`` (each agent on
+an OS thread of its own instead of a greenlet), for the ratio between them.
 
 frontrun is not a dependency of dnsse: ``--install`` puts it (0.7.0 unless
 ``--frontrun-version`` says otherwise) into a virtualenv of its own under
@@ -69,21 +71,28 @@ def _installed_version() -> str | None:
     return shown.stdout.strip() if shown.returncode == 0 else None
 
 
-def run_dnsse(program: Path, executions: int, seed: int) -> dict:
-    """One ``dnsse check`` campaign, as a user runs it (supervised child, fixed hash seed)."""
+def run_dnsse(program: Path, executions: int, seed: int, agent_threads: str = "") -> dict:
+    """One ``dnsse check`` campaign, as a user runs it (supervised child, fixed hash seed).
+
+    ``agent_threads="os"`` gives each agent an OS thread of its own instead of a greenlet.
+    """
     with tempfile.TemporaryDirectory(prefix="dnsse-vs-frontrun-") as out:
         report = Path(out) / "report.json"
         started = time.perf_counter()
         done = subprocess.run(
             [sys.executable, "-m", "dnsse.cli", "check", f"{program}:main", "--strategy", "random",
              "--budget", str(executions), "--seed", str(seed), "--out", out, "--json", str(report)],
-            capture_output=True, text=True, timeout=1200,
+            capture_output=True, text=True, timeout=1200, env={**os.environ, "DNSSE_AGENT_THREADS": agent_threads},
         )
         wall = time.perf_counter() - started
         if done.returncode != 0 or not report.exists():
             raise SystemExit(f"dnsse failed on {program.name} (exit {done.returncode}):\n{done.stdout}{done.stderr}")
         data = json.loads(report.read_text())
     return {"executions": data["executions"], "search_s": data["elapsed_s"], "wall_s": wall}
+
+
+def with_os_threads(program: Path, executions: int, seed: int) -> dict:
+    return run_dnsse(program, executions, seed, "os")
 
 
 def run_frontrun(program: Path, executions: int, seed: int) -> dict:
@@ -145,23 +154,27 @@ def main() -> None:
     print(f"dnsse (Python {sys.version.split()[0]}) against frontrun {version}: random strategy, "
           f"{arguments.executions} executions a run, seeds {arguments.seeds}, runs alternating\n")
     print("| program | dnsse ex/s (median) | frontrun ex/s (median) | ratio of medians | median of paired ratios "
-          "| with start-up: dnsse / frontrun ex/s |")
-    print("|---|---:|---:|---:|---:|---:|")
+          "| with start-up: dnsse / frontrun ex/s | dnsse with OS-thread agents ex/s (median) |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
     for name, program in PROGRAMS.items():
-        ours, theirs = [], []
+        ours, theirs, threads = [], [], []
         for index, seed in enumerate(arguments.seeds):
             # Who goes first alternates too: a slow spell of the machine is shared.
-            order = (run_dnsse, run_frontrun) if index % 2 == 0 else (run_frontrun, run_dnsse)
+            order = (run_dnsse, run_frontrun, with_os_threads)
+            order = order[index % 3:] + order[: index % 3]
             results = {runner: runner(program, arguments.executions, seed) for runner in order}
             ours.append(results[run_dnsse])
             theirs.append(results[run_frontrun])
+            threads.append(results[with_os_threads])
         rate = [r["executions"] / r["search_s"] for r in ours]
         peer = [r["executions"] / r["search_s"] for r in theirs]
         wall = statistics.median(r["executions"] / r["wall_s"] for r in ours)
         peer_wall = statistics.median(r["executions"] / r["wall_s"] for r in theirs)
         paired = statistics.median(a / b for a, b in zip(rate, peer))
+        os_rate = statistics.median(r["executions"] / r["search_s"] for r in threads)
         print(f"| {name} | {statistics.median(rate):,.0f} | {statistics.median(peer):,.0f} "
-              f"| {statistics.median(rate) / statistics.median(peer):.2f}x | {paired:.2f}x | {wall:,.0f} / {peer_wall:,.0f} |")
+              f"| {statistics.median(rate) / statistics.median(peer):.2f}x | {paired:.2f}x | {wall:,.0f} / {peer_wall:,.0f} "
+              f"| {os_rate:,.0f} |")
 
 
 if __name__ == "__main__":
