@@ -218,3 +218,20 @@ def test_bad_settings_are_bad_input(tmp_path, overrides, message):
     settings.update(overrides)
     with pytest.raises(BadInput, match=message):
         ModelSettings(**settings).validate()
+
+
+def test_the_counts_of_several_workers_add_up_whatever_fields_the_stats_have() -> None:
+    from dnsse.advisor.stats import AdvisorStats, merge_stats_json
+
+    first = AdvisorStats(calls=2, tried=3, useful=1, latency_s=0.5, prompt_tokens=10)
+    first.discard(["hint 1: no agent named 'x'"])
+    first.found_bugs.append("crash: crash PS#1 after its call #1 of push")
+    second = AdvisorStats(calls=1, tried=1, useful=1, gave_up="the endpoint failed twice")
+    second.discard(["hint 2: no agent named 'y'"])
+    merged = merge_stats_json([first.to_json(), second.to_json()])
+    assert set(merged) == set(first.to_json())
+    assert (merged["calls"], merged["tried"], merged["useful"], merged["prompt_tokens"]) == (3, 4, 2, 10)
+    assert merged["precision"] == 0.5 and merged["latency_s"] == 0.5
+    assert merged["discarded"] == 2 and merged["discarded_by_reason"] == {"no agent named _": 2}
+    assert merged["found_bugs"] == ["crash: crash PS#1 after its call #1 of push"]
+    assert merged["gave_up"] == "the endpoint failed twice"

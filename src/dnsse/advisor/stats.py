@@ -51,24 +51,32 @@ class AdvisorStats:
         return record
 
 
-# Fields of AdvisorStats.to_json that are not simply added up across workers.
-_NOT_SUMMED = frozenset({"discard_reasons", "discarded_by_reason", "gave_up", "precision", "latency_s"})
-
-
 def merge_stats_json(records: list[dict]) -> dict:
     """One advisor's counts of several workers (each as :meth:`AdvisorStats.to_json` wrote it), added up.
 
-    Counts and tokens add; latency adds (it is summed over requests); the
-    first refusals are kept up to the same limit; precision is recomputed
-    from the totals; the first reason to stop asking is kept.
+    Counts, tokens and latency (summed over requests) add; lists of examples
+    are joined up to the same limit; counts by kind add by kind; precision is
+    recomputed from the totals; for text (why the advisor stopped asking) the
+    first one given is kept.
     """
-    total: dict = {key: sum(record[key] for record in records) for key in records[0] if key not in _NOT_SUMMED}
-    total["latency_s"] = round(sum(record["latency_s"] for record in records), 3)
-    total["discard_reasons"] = [reason for record in records for reason in record["discard_reasons"]][:MAX_EXAMPLES]
-    by_reason: Counter = Counter()
-    for record in records:
-        by_reason.update(record["discarded_by_reason"])
-    total["discarded_by_reason"] = dict(by_reason)
-    total["gave_up"] = next((record["gave_up"] for record in records if record["gave_up"] is not None), None)
+    total: dict = {}
+    for key, first in records[0].items():
+        values = [record.get(key) for record in records]
+        if key == "precision":
+            continue
+        if isinstance(first, bool) or first is None or isinstance(first, str):
+            total[key] = next((value for value in values if value is not None), None)
+        elif isinstance(first, (int, float)):
+            total[key] = sum(values)
+        elif isinstance(first, list):
+            total[key] = [item for value in values for item in value][:MAX_EXAMPLES]
+        elif isinstance(first, dict):
+            by_kind: Counter = Counter()
+            for value in values:
+                by_kind.update(value)
+            total[key] = dict(by_kind)
+        else:
+            total[key] = first
+    total["latency_s"] = round(total["latency_s"], 3)
     total["precision"] = round(total["useful"] / total["tried"], 3) if total["tried"] else None
     return {key: total[key] for key in records[0]}
