@@ -150,7 +150,7 @@ def test_a_useless_answer_is_discarded_and_the_bug_is_still_found(server: FakeOp
         "no agent named _": 1,
         "_ never reaches a scheduling point at _, and it is no line of code": 1,
         "no input named _": 1,
-        "unknown type _ (ordering, input or fault)": 1,
+        "unknown type _ (ordering, delay, input or fault)": 1,
     }
     assert report["advisor"]["offline"]["useful"] >= 1
     assert_key_written_nowhere(tmp_path, result)

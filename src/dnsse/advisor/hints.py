@@ -1,7 +1,8 @@
 """What an advisor may say, and the one gate every answer passes.
 
-A hint is a prediction to try first: an ordering of two operations, a
-value for an input, or a fault (crash an actor right after one of its calls). Whoever made it (the offline heuristics or a language
+A hint is a prediction to try first: an ordering of two operations, a delay
+(hold one agent back at an operation while the others run on), a value for an
+input, or a fault (crash an actor right after one of its calls). Whoever made it (the offline heuristics or a language
 model), it enters the search only through :func:`parse_hints`, which checks it
 against what the runs have shown: an agent, operation or location that no run
 has seen is discarded and counted, never guessed at. Text from a model is data.
@@ -82,6 +83,24 @@ class InputHint:
 
 
 @dataclass(frozen=True, slots=True)
+class DelayHint:
+    """Hold ``at.agent`` back whenever it is about to perform ``at``, as long as another agent can run.
+
+    The holder of a contended lock delayed inside its critical section, one
+    caller of an actor starved while the others' calls go first, the last rank
+    to reach a collective held back further.
+    """
+
+    at: OperationRef
+    confidence: float
+    source: str = "offline"
+    reason: str = ""
+
+    def describe(self) -> str:
+        return f"delay {self.at.describe()}"
+
+
+@dataclass(frozen=True, slots=True)
 class FaultHint:
     """Crash ``actor`` at its first fault point after its ``after``-th call of ``method`` ran.
 
@@ -101,7 +120,7 @@ class FaultHint:
         return f"crash {self.actor} after its call #{self.after} of {self.method}"
 
 
-Hint = Union[OrderingHint, InputHint, FaultHint]
+Hint = Union[OrderingHint, DelayHint, InputHint, FaultHint]
 
 
 @dataclass
@@ -153,6 +172,8 @@ def _parse_one(item: object, summary: RunSummary, source: str) -> Hint:
         if len({ref.agent for ref in sequence}) < 2:
             raise _Refused("an ordering of one agent's own steps is already fixed by the program")
         return OrderingHint(sequence, confidence, source, reason)
+    if kind == "delay":
+        return DelayHint(_operation(item.get("at"), summary, "at"), confidence, source, reason)
     if kind == "input":
         name = _text(item.get("name"), "name")
         if name not in summary.inputs:
@@ -172,7 +193,7 @@ def _parse_one(item: object, summary: RunSummary, source: str) -> Hint:
         if not isinstance(after, int) or isinstance(after, bool) or not 1 <= after <= 100_000:
             raise _Refused(f"after must be a positive integer, got {after!r}")
         return FaultHint(actor, method, after, confidence, source, reason)
-    raise _Refused(f"unknown type {kind!r} (ordering, input or fault)")
+    raise _Refused(f"unknown type {kind!r} (ordering, delay, input or fault)")
 
 
 def _operation(raw: object, summary: RunSummary, role: str) -> OperationRef:

@@ -4,7 +4,9 @@ A hint's shape is what produced it (``window``, ``reverse``, ``boundary`` from
 the offline advisor, ``model`` from a language model). The ledger keeps, per
 shape, how many hints were tried and how many led to a bug or to behaviour no
 run had shown; a hint's priority is its own confidence scaled by its shape's
-payoff rate (Laplace-smoothed, so an untried shape starts at one half).
+payoff rate (Laplace-smoothed, so an untried shape starts at one half). A
+shape not tried yet goes before every shape tried: one prolific heuristic
+(hundreds of windows) must not keep the others from their first try.
 """
 
 from __future__ import annotations
@@ -32,4 +34,5 @@ class Ledger:
         return (self.useful[shape] + 1) / (self.tried[shape] + 2)
 
     def priority(self, hint: Hint) -> float:
-        return hint.confidence * self.payoff(shape_of(hint))
+        shape = shape_of(hint)
+        return hint.confidence * self.payoff(shape) + (1.0 if self.tried[shape] == 0 else 0.0)

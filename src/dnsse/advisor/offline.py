@@ -8,6 +8,8 @@ It proposes what experience says breaks concurrent programs:
   between one agent's read and its write of it (the lost update, the
   check-then-act), and a collective or receive of a rank that ran early held
   back until a later rank's conflicting step ran;
+- delay one agent while the others run on (see :mod:`dnsse.advisor.delays`):
+  the holder of a contended lock, one caller of an actor that several call;
 - crash an actor that declares restarts right after a call of a method that
   changes its state and persisted nothing (see :mod:`dnsse.advisor.actor_calls`):
   the restart loses an update the caller was told had happened;
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import enum
 
+from dnsse.advisor.delays import lock_holder_delays, starved_callers
 from dnsse.advisor.hints import FaultHint, Hint, InputHint, OperationRef, OrderingHint
 from dnsse.advisor.stats import AdvisorStats
 from dnsse.advisor.summary import RunSummary, Step
@@ -44,6 +47,8 @@ class OfflineAdvisor:
         races = summary.races()
         hints.extend(_crashes_after_unpersisted_changes(summary))
         hints.extend(_windows(summary))
+        hints.extend(lock_holder_delays(summary))
+        hints.extend(starved_callers(summary))
         for rank, order in enumerate(races):
             confidence = max(0.1, 0.9 - 0.02 * rank)
             hints.append(

@@ -35,8 +35,9 @@ ANSWER_SCHEMA = {
             "items": {
                 "type": "object",
                 "properties": {
-                    "type": {"enum": ["ordering", "input", "fault"]},
+                    "type": {"enum": ["ordering", "delay", "input", "fault"]},
                     "sequence": {"type": "array", "items": _OPERATION_SCHEMA, "minItems": 2},
+                    "at": _OPERATION_SCHEMA,
                     "name": {"type": "string"},
                     "value": {},
                     "actor": {"type": "string"},
@@ -55,7 +56,7 @@ ANSWER_SCHEMA = {
 SYSTEM = (
     "You are a concurrency expert helping a systematic tester find bugs in a distributed or "
     "multithreaded Python program. The tester controls every interleaving. Predict orderings of "
-    "operations, input values and crashes (of actors that may crash) likely to make the program fail "
+    "operations, agents to delay, input values and crashes (of actors that may crash) likely to make the program fail "
     "(assertion, deadlock, collective mismatch, specification violation). Name agents, operation "
     "kinds, locations and actors exactly as the run summary spells them. Answer with JSON only, following this schema: "
     + json.dumps(ANSWER_SCHEMA, separators=(",", ":"))
@@ -65,7 +66,8 @@ EXAMPLE = (
     'Example answer: {"hints": [{"type": "ordering", "sequence": [{"agent": "thread 1", "operation": '
     '"attr.load", "location": "app.py:12"}, {"agent": "thread 2", "operation": "attr.store", "location": '
     '"app.py:20"}, {"agent": "thread 1", "operation": "attr.store", "location": "app.py:13"}], '
-    '"confidence": 0.8, "reason": "lost update"}, {"type": "input", "name": "batch", "value": 3, '
+    '"confidence": 0.8, "reason": "lost update"}, {"type": "delay", "at": {"agent": "thread 1", "operation": '
+    '"lock.release", "location": "app.py:15"}, "confidence": 0.5, "reason": "hold the lock holder"}, {"type": "input", "name": "batch", "value": 3, '
     '"confidence": 0.4}, {"type": "fault", "actor": "Server#1", "method": "push", "after": 2, '
     '"confidence": 0.6, "reason": "crash right after the 2nd push, before it is checkpointed"}]}'
 )

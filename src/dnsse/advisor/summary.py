@@ -111,6 +111,8 @@ class RunSummary:
     # object -> agent -> the distinct steps of that agent on it, in program order
     accesses: dict[str, dict[str, list[Step]]] = field(default_factory=dict)
     bugs: list[str] = field(default_factory=list)
+    # The steps of the latest execution, in the order they ran: each agent's program order.
+    last_steps: list[Step] = field(default_factory=list)
     uncovered: list[str] = field(default_factory=list)
     # file name -> the lines holding a statement, of the target's source (see code_lines)
     code: dict[str, set[int]] = field(default_factory=dict)
@@ -145,6 +147,7 @@ class RunSummary:
     def observe(self, steps: Sequence[Step], bug: str | None = None, fault_askers: Iterable[str] = ()) -> None:
         """Add one execution's steps (in the order they ran), its bug, if any, and who was asked to crash."""
         self.executions += 1
+        self.last_steps = list(steps)
         self._observe_actor_calls(steps, set(fault_askers))
         for step in steps:
             by_kind = self.operations.setdefault(step.agent, {})

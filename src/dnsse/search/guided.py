@@ -25,7 +25,7 @@ import random
 from typing import Callable, Sequence
 
 from dnsse.advisor.actor_calls import call_of
-from dnsse.advisor.hints import FaultHint, OperationRef, OrderingHint
+from dnsse.advisor.hints import DelayHint, FaultHint, OperationRef, OrderingHint
 from dnsse.engine.choices import ChoiceKind, Chosen
 from dnsse.engine.operation import Operation
 from dnsse.search.finish import Finish
@@ -48,6 +48,7 @@ class GuidedChooser:
         schedule: Sequence[int] = (),
         values: Sequence[tuple[str, int]] = (),
         fault: FaultHint | None = None,
+        delay: DelayHint | None = None,
     ) -> None:
         self.rng = random.Random(seed)
         self.ordering = ordering
@@ -64,6 +65,8 @@ class GuidedChooser:
         # its steps exist only under the same values.
         self._values = list(values)
         self.fault = fault
+        self.delay = delay
+        self._delay_done = 0  # operations matching the delay's that already ran
         self.fault_struck = False
         self._calls: list[str] = []  # the fault hint's actor's calls, in the order they first asked
 
@@ -138,12 +141,17 @@ class GuidedChooser:
 
     def _steer(self, described: list[Chosen], moving: list[int]) -> int:
         """The awaited option, else one of ``moving`` (the options not caught spinning) the hint does not hold back."""
+        if self.delay is not None:
+            return self._among([i for i, option in enumerate(described) if not self._delayed(option)], moving)
         if self.ordering is None or self.hint_held:
             return self.rng.choice(moving)
         awaited = [i for i, option in enumerate(described) if self._matches(self.progress, option)]
         if awaited:
             return self.rng.choice(awaited)
-        free = [i for i, option in enumerate(described) if not self._held_back(option)]
+        return self._among([i for i, option in enumerate(described) if not self._held_back(option)], moving)
+
+    def _among(self, free: list[int], moving: list[int]) -> int:
+        """One of ``free`` (the options the hint lets run), preferring those not caught spinning."""
         unstuck = [i for i in free if i in moving]
         if unstuck:
             return self.rng.choice(unstuck)
@@ -166,7 +174,16 @@ class GuidedChooser:
             return False
         return ref.occurrence is None or self._done.get(position, 0) + 1 == ref.occurrence
 
+    def _delayed(self, option: Chosen) -> bool:
+        assert self.delay is not None
+        at = self.delay.at
+        if not at.matches(option.agent, option.operation, option.where or None):
+            return False
+        return at.occurrence is None or self._delay_done + 1 == at.occurrence
+
     def _ran(self, option: Chosen) -> None:
+        if self.delay is not None and self.delay.at.matches(option.agent, option.operation, option.where or None):
+            self._delay_done += 1
         if self.ordering is None:
             return
         advances = not self.hint_held and self._matches(self.progress, option)

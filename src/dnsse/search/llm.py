@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Callable
 
 from dnsse.advisor.actor_calls import state_changing_methods
-from dnsse.advisor.hints import FaultHint, Hint, InputHint, OrderingHint
+from dnsse.advisor.hints import DelayHint, FaultHint, Hint, InputHint, OrderingHint
 from dnsse.advisor.ledger import Ledger, shape_of
 from dnsse.advisor.model import ModelAdvisor, ModelSettings
 from dnsse.advisor.offline import OfflineAdvisor
@@ -136,6 +136,8 @@ class LlmStrategy:
         if isinstance(hint, OrderingHint):
             schedule, values = self._solved(hint)
             chooser = GuidedChooser(seed, ordering=hint, schedule=schedule, values=values)
+        elif isinstance(hint, DelayHint):
+            chooser = GuidedChooser(seed, delay=hint)
         elif isinstance(hint, FaultHint):
             chooser = GuidedChooser(seed, fault=hint)
         elif isinstance(hint, InputHint):
