@@ -7,6 +7,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 
 MAX_EXAMPLES = 20
+MAX_FOUND = 10  # hints that found a bug, kept for the report (with --keep-going there may be many)
 MAX_KINDS = 20
 # Quoted names and numbers differ from hint to hint; the rest of a refusal says what kind it is.
 _PARTICULARS = re.compile(r"'[^']*'|\"[^\"]*\"|-?\d+(?:\.\d+)?(?:e-?\d+)?")

@@ -28,7 +28,7 @@ from dnsse.advisor.hints import DelayHint, FaultHint, Hint, InputHint, OrderingH
 from dnsse.advisor.ledger import Ledger, shape_of
 from dnsse.advisor.model import ModelAdvisor, ModelSettings
 from dnsse.advisor.offline import OfflineAdvisor
-from dnsse.advisor.stats import AdvisorStats
+from dnsse.advisor.stats import MAX_FOUND, AdvisorStats
 from dnsse.advisor.steps import StepLog
 from dnsse.advisor.summary import InputSpec, RunSummary, Step, code_lines
 from dnsse.engine.choices import ChoiceKind
@@ -53,9 +53,6 @@ class AdvisorSetup:
     # Told once when the model stops being asked (dead endpoint, repeated failures).
     on_notice: Callable[[str], None] = _tell
 
-
-# Hints that found a bug, kept for the report (with --keep-going there may be many).
-MAX_FOUND = 10
 
 # Recent executions kept for the solver: a hint is ordered in the latest one that performed its steps.
 RECENT_RUNS = 8
