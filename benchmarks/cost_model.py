@@ -158,10 +158,10 @@ def main() -> None:
     for size, seconds in zip(sizes, times):
         print(f"| one execution's fixed cost, torch, {size} ranks | {1000 * seconds:.2f} ms ({1 / seconds:,.0f} executions/s) |")
     print(f"| one more rank (slope over 2..64 ranks) | {1000 * slope:.2f} ms |")
-    for kind, label in ((True, "greenlet switch"), (False, "OS-thread handoff")):
-        print(f"| one scheduling point, no switch ({label}s) | {1e6 * first[kind]:.1f} µs |")
-        print(f"| one switch to another agent ({label}), on top of its point | {1e6 * per_switch[kind]:.1f} µs |")
-        print(f"| scheduling points/s with random switching ({label}s, {100 * switched[kind]:.0f}% of points "
+    for kind, agents, switch in ((True, "greenlet agents", "greenlet switch"), (False, "OS-thread agents", "OS-thread handoff")):
+        print(f"| one scheduling point, no switch ({agents}) | {1e6 * first[kind]:.1f} µs |")
+        print(f"| one switch to another agent ({switch}), on top of its point | {1e6 * per_switch[kind]:.1f} µs |")
+        print(f"| scheduling points/s with random switching ({agents}, {100 * switched[kind]:.0f}% of points "
               f"switch) | {1 / random[kind]:,.0f} |")
     print(f"| one line event under branch coverage | {1e6 * coverage_per_event:.2f} µs |")
     print(f"| a line of plain Python under branch coverage | {figure['lines, coverage'] / figure['lines, no coverage']:.1f}x its time without |")

@@ -1,4 +1,4 @@
-"""Agents of a threads program run as greenlets of one OS thread, and behave as on threads of their own.
+"""Agents of a threads or Ray program run as greenlets of one OS thread, and behave as on threads of their own.
 
 Everything Python keeps per thread stays per agent (thread-locals, RLock
 owners, asyncio's running loop, tracers), the same schedules are offered and
@@ -89,3 +89,21 @@ def test_coverage_is_the_same_either_way(tmp_path: Path) -> None:
     assert reports[0]["coverage"] == reports[1]["coverage"]
     assert reports[0]["coverage"]["branches_covered"] > 0
     assert [bug["execution"] for bug in reports[0]["bugs"]] == [bug["execution"] for bug in reports[1]["bugs"]]
+
+
+@pytest.mark.parametrize(
+    "target", ["ray_param_server.py:lost_update", "ray_threaded.py:oversold", "ray_mutual.py:deadlock"]
+)
+def test_ray_programs_find_the_same_bugs_either_way(tmp_path: Path, target: str) -> None:
+    """Async actors (a running loop each), threaded actors and nested calls, on greenlets or OS threads."""
+    program, function = target.split(":")
+    found = {}
+    for mode in MODES:
+        done, report = check(tmp_path, mode, function, "--strategy", "random", "--seed", "1", program=PROGRAMS / program)
+        assert done.returncode == 1, done.stdout + done.stderr
+        [bug] = report["bugs"]
+        trace = json.loads(Path(bug["trace"]).read_text())
+        found[mode] = (bug["kind"], bug["message"], bug["execution"], trace["choices"], Path(bug["trace"]))
+    assert found["greenlets"][:4] == found["os threads"][:4]
+    replayed = run_cli("os threads", "replay", str(found["greenlets"][4]))
+    assert replayed.returncode == 1, replayed.stdout + replayed.stderr

@@ -44,8 +44,8 @@ from dnsse.frameworks.threads.shared_state import plan_for
 
 class RayFramework:
     name = "ray"
-    # OS threads: not yet checked that the controlled Ray runtime keeps nothing per thread.
-    agents_share_a_thread = False
+    # The controlled runtime keeps nothing per OS thread: its tasks, actors and loops are agents.
+    agents_share_a_thread = True
 
     def __init__(self, faults: bool = True) -> None:
         self.faults = faults
