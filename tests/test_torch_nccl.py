@@ -39,6 +39,8 @@ def _check(target: str, backend: str, tmp_path: Path, budget: int = 40) -> tuple
         ("all_reduce_as_barrier", "exception", "FileNotFoundError"),
         # Work.wait() without a timeout orders the stream, not the host.
         ("wait_as_barrier", "exception", "FileNotFoundError"),
+        # The group's own backend decides: new_group(backend="nccl") under a gloo default group.
+        ("side_group_as_barrier", "exception", "FileNotFoundError"),
     ],
 )
 def test_correct_under_gloo_is_a_bug_under_nccl(function: str, nccl_kind: str, nccl_says: str, tmp_path) -> None:
@@ -68,6 +70,7 @@ def test_synchronize_makes_a_read_before_wait_safe_under_nccl_only(function: str
     "function",
     [
         "batched_exchange", "item_after_all_reduce", "barrier_between", "add_after_send", "item_after_wait",
+        "gloo_side_group_as_barrier",
     ],
 )
 @pytest.mark.parametrize("backend", ["gloo", "nccl"])
@@ -128,7 +131,8 @@ def test_real_gloo_runs_the_programs_gloo_passes(tmp_path) -> None:
     import under_gloo
 
     targets = [
-        "nccl_vs_gloo.py:isend_before_irecv", "nccl_vs_gloo.py:all_reduce_as_barrier", "nccl_vs_gloo.py:wait_as_barrier"
+        "nccl_vs_gloo.py:isend_before_irecv", "nccl_vs_gloo.py:all_reduce_as_barrier", "nccl_vs_gloo.py:wait_as_barrier",
+        "nccl_vs_gloo.py:side_group_as_barrier", "nccl_vs_gloo.py:gloo_side_group_as_barrier",
     ]
     context = torch_mp.get_context("spawn")
     queue = context.Queue()

@@ -185,3 +185,38 @@ def add_after_send(rank, world_size, backend: Backend = "gloo"):
     else:
         dist.recv(data, 0)
         assert data.tolist() == [5.0, 5.0, 5.0]
+
+
+def side_group_as_barrier(rank, world_size, backend: Backend = "gloo"):
+    """all_reduce_as_barrier on a group made with new_group(backend=backend); the default group is gloo's.
+
+    The side group's backend decides: gloo, correct; NCCL, rank 0 may read first.
+    """
+    dist.init_process_group("gloo", rank=rank, world_size=world_size)
+    side = dist.new_group(list(range(world_size)), backend=backend)
+    flag = torch.ones(1)
+    if rank == 1:
+        with open("ready.txt", "w") as file:
+            file.write("go")
+    dist.all_reduce(flag, group=side)
+    if rank == 0:
+        with open("ready.txt") as file:
+            assert file.read() == "go"
+    return flag
+
+
+def gloo_side_group_as_barrier(rank, world_size, backend: Backend = "gloo"):
+    """The same barrier on a group made with new_group(backend="gloo"), whatever the default group's backend: correct."""
+    dist.init_process_group(backend, rank=rank, world_size=world_size)
+    side = dist.new_group(list(range(world_size)), backend="gloo")
+    assert dist.get_backend(side) == "gloo"
+    flag = torch.ones(1)
+    if rank == 1:
+        with open("ready.txt", "w") as file:
+            file.write("go")
+    dist.all_reduce(flag, group=side)
+    if rank == 0:
+        with open("ready.txt") as file:
+            assert file.read() == "go"
+    return flag
+

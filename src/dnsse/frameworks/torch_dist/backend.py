@@ -220,7 +220,7 @@ class ControlledProcessGroup(dist.ProcessGroup):
         message = state.world.mailboxes.send(
             state, self.group, self.group.ranks[dst], tag, tensors[0], "send" if blocking else "isend", not blocking
         )
-        return Work(state, message, synchronous=blocking and not uses_nccl(state))
+        return Work(state, message, synchronous=blocking and not uses_nccl(state, self.group))
 
     def recv(self, tensors: list[torch.Tensor], src: int, tag: int = 0) -> Work:
         return self._receive(tensors[0], self.group.ranks[src], tag, _caller_waits(2))
@@ -233,4 +233,4 @@ class ControlledProcessGroup(dist.ProcessGroup):
         receive = state.world.mailboxes.receive(
             state, self.group, src, tag, buffer, "recv" if blocking else "irecv", not blocking
         )
-        return Work(state, receive, synchronous=blocking and not uses_nccl(state))
+        return Work(state, receive, synchronous=blocking and not uses_nccl(state, self.group))

@@ -65,12 +65,21 @@ def create_process_group(options: Any, backend_options: Any) -> ControlledProces
     given = [int(rank) for rank in options.global_ranks_in_group]
     ranks = given or list(range(state.world.size))
     name = group_name(str(options.group_id), given)
-    known = state.world.groups.setdefault(name, Group(name, ranks))
+    asked = state.asked_backend
+    known = state.world.groups.setdefault(name, Group(name, ranks, asked))
     if list(known.ranks) != ranks:
         raise ValueError(
             f"group {name} was created with ranks {list(known.ranks)} on another rank but with {ranks} on rank "
             f"{state.rank}; every rank must create the same groups, with the same ranks, in the same order"
         )
+    if known.backend != asked:
+        raise ValueError(
+            f"group {name} was created with backend={known.backend!r} on another rank but with backend={asked!r} "
+            f"on rank {state.rank}; every rank must create a group with the same backend"
+        )
+    if asked is not None and "nccl" in asked:
+        state.world.semantics = "nccl"
+        state.world.on_cuda_request(f'new_group(backend="{asked}")')
     return ControlledProcessGroup(state, known)
 
 

@@ -239,7 +239,7 @@ class Collectives:
         index = group.index_of(state.rank)
         assert index is not None, "torch hands a group's operations only to its members"
         # NCCL returns once the collective is enqueued (monitored_barrier is gloo's alone).
-        async_op = async_op or (timeout is None and uses_nccl(state))
+        async_op = async_op or (timeout is None and uses_nccl(state, group))
         execution = state.world.execution
         agent = state.agent
         key = (group.name, state.rank)
@@ -263,7 +263,7 @@ class Collectives:
         )
         if async_op:
             part.snapshot = call.read()
-            if uses_nccl(state):
+            if uses_nccl(state, group):
                 state.streams.enqueue(state.rank, f"coll:{group.name}", f"collectives of {group}", part)
             part.agent = StepAgent(
                 execution,

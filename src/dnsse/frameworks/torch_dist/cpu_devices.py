@@ -19,7 +19,7 @@ from typing import Any, Callable, Iterator
 
 import torch
 
-from dnsse.frameworks.torch_dist.streams import uses_nccl, wait_for
+from dnsse.frameworks.torch_dist.streams import wait_for
 from dnsse.frameworks.torch_dist.world import choose_backend, rank_here
 
 _CPU = torch.device("cpu")
@@ -98,8 +98,8 @@ def cuda_stand_ins(world_size: int, notice: Callable[[str], None]) -> Iterator[t
 def synchronize(device: object = None) -> None:
     """``torch.cuda.synchronize()``: the host waits for every stream, NCCL's included."""
     state = rank_here()
-    if state is None or not uses_nccl(state):
+    if state is None:
         return
     wait_for(state, state.streams.pending(), "torch.cuda.synchronize() waits for the NCCL streams")
-    # Every operation issued before is complete: its buffers may be read.
-    state.unsettled.clear()
+    # Every NCCL operation issued before is complete: its buffers may be read (gloo's know nothing of it).
+    state.unsettled[:] = [entry for entry in state.unsettled if not entry.on_stream]

@@ -42,7 +42,7 @@ from dnsse.frameworks.torch_dist.patching import installed
 from dnsse.frameworks.torch_dist.process_groups import create_default_group
 from dnsse.frameworks.torch_dist.rank_mode import RankMode
 from dnsse.frameworks.torch_dist.stream_hangs import explain_stream_hang
-from dnsse.frameworks.torch_dist.streams import uses_nccl, wait_for
+from dnsse.frameworks.torch_dist.streams import wait_for
 from dnsse.frameworks.torch_dist.world import RankState, World
 from dnsse.frameworks.threads.patching import controlled_threading
 
@@ -151,9 +151,8 @@ def _rank_body(target: LoadedTarget, state: RankState, inputs: dict[str, object]
             with RankMode(state, cuda_on_cpu=not torch.cuda.is_available()):
                 target.entry_point(module)(state.rank, state.world.size, **target.localize(inputs, module))
             state.exiting = True
-            if uses_nccl(state):
-                # The process ends only when its GPU work has: a stream that hangs keeps it.
-                wait_for(state, state.streams.pending(), "its NCCL streams to finish before the process exits")
+            # The process ends only when its GPU work has: a stream that hangs keeps it.
+            wait_for(state, state.streams.pending(), "its NCCL streams to finish before the process exits")
         finally:
             target.release(module)
 

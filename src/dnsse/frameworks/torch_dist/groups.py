@@ -16,13 +16,15 @@ WORLD_NAME = "WORLD"
 
 
 class Group:
-    """The members of one process group, in group-rank order."""
+    """The members of one process group, in group-rank order, and the backend ``new_group`` named."""
 
-    __slots__ = ("name", "ranks", "_index")
+    __slots__ = ("name", "ranks", "backend", "_index")
 
-    def __init__(self, name: str, ranks: Sequence[int]) -> None:
+    def __init__(self, name: str, ranks: Sequence[int], backend: str | None = None) -> None:
         self.name = name
         self.ranks = tuple(ranks)
+        # "gloo", "nccl"...: whose semantics its operations have; None: the default group's.
+        self.backend = backend
         self._index = {rank: index for index, rank in enumerate(self.ranks)}
 
     def index_of(self, global_rank: int) -> int | None:

@@ -37,6 +37,8 @@ class Unsettled:
     op: str
     site: str
     spans: tuple[tuple[int, int], ...]
+    # Run on an NCCL stream: torch.cuda.synchronize() completes it.
+    on_stream: bool = False
 
 
 def spans_of(tensors: Iterable[torch.Tensor]) -> tuple[tuple[int, int], ...]:

@@ -197,7 +197,7 @@ class Mailboxes:
     ) -> Message:
         """Post a message; a blocking send also waits until it was received."""
         _check_peer(op, group, state.rank, dst, "destination")
-        asynchronous = asynchronous or uses_nccl(state)
+        asynchronous = asynchronous or uses_nccl(state, group)
         execution = state.world.execution
         key = (group.name, state.rank, dst, tag)
         # Only this rank posts to its channels: the message's number is known before the point.
@@ -211,7 +211,7 @@ class Mailboxes:
             message = Message(state, group, dst, tag, payload.detach().clone(), site, op, buffer=payload, slot=slot, touches=touches)  # type: ignore[attr-defined]
         else:
             message = Message(state, group, dst, tag, payload, site, op, slot=slot, touches=touches)
-        if uses_nccl(state):
+        if uses_nccl(state, group):
             _enqueue(state, group, dst, message)
         self.queues.setdefault(key, deque()).append(message)
         execution.emit(state.agent, "send", {"src": state.rank, "dst": dst, "tag": tag})
@@ -239,12 +239,12 @@ class Mailboxes:
         """Post a receive; a blocking one returns after the data arrived."""
         if src is not None:
             _check_peer(op, group, state.rank, src, "source")
-        asynchronous = asynchronous or uses_nccl(state)
+        asynchronous = asynchronous or uses_nccl(state, group)
         execution = state.world.execution
         # Posting a receive touches no message: the match does, when it happens.
         execution.yield_point(state.agent, Operation(op, (), f"{op} from {'any' if src is None else src} tag {tag}"))
         receive = Receive(state, group, src, tag, buffer, call_site(execution.source_files), op)
-        if uses_nccl(state):
+        if uses_nccl(state, group):
             _enqueue(state, group, src, receive)
         self.pending.setdefault(state.rank, []).append(receive)
         objects = receive.touches = self._next_messages(receive)

@@ -19,7 +19,7 @@ from torch.distributed import distributed_c10d
 
 from dnsse.frameworks.torch_dist.c10d_world import RankLocalWorld, register_backend
 from dnsse.frameworks.torch_dist.cpu_devices import cuda_stand_ins
-from dnsse.frameworks.torch_dist.process_groups import REPLACEMENTS
+from dnsse.frameworks.torch_dist.process_groups import REPLACEMENTS, new_process_group_helper
 from dnsse.frameworks.torch_dist.rank_mode import rank_carrier
 from dnsse.frameworks.torch_dist.uncontrolled import REFUSED
 from dnsse.frameworks.threads.inheritance import carry
@@ -29,7 +29,10 @@ _MISSING = object()
 
 
 def _replacements(world_size: int, notice: Callable[[str], None]) -> list[tuple[object, str, object]]:
-    found: list[tuple[object, str, object]] = [(distributed_c10d, "_world", RankLocalWorld())]
+    found: list[tuple[object, str, object]] = [
+        (distributed_c10d, "_world", RankLocalWorld()),
+        (distributed_c10d, "_new_process_group_helper", new_process_group_helper),
+    ]
     for module in (torch.distributed, distributed_c10d):
         found.extend((module, name, function) for name, function in REPLACEMENTS.items())
     if not torch.cuda.is_available():

@@ -16,13 +16,15 @@ from typing import Any, Callable
 from torch.distributed import distributed_c10d
 
 from dnsse.engine.operation import Access, Operation
+from dnsse.frameworks.torch_dist.backend import ControlledProcessGroup
 from dnsse.frameworks.torch_dist.c10d_world import BACKEND
-from dnsse.frameworks.torch_dist.world import RankState, choose_backend, current_rank
+from dnsse.frameworks.torch_dist.world import RankState, choose_backend, current_rank, rank_here
 
 # torch's own, taken before the campaign replaces the module's names.
 _torch_init_process_group = distributed_c10d.init_process_group
 _torch_destroy_process_group = distributed_c10d.destroy_process_group
 _torch_new_group = distributed_c10d.new_group
+_torch_new_process_group_helper = distributed_c10d._new_process_group_helper
 
 
 def create_default_group(state: RankState) -> None:
@@ -73,8 +75,30 @@ def destroy_process_group(group: object = None) -> None:
 
 
 def get_backend(group: object = None) -> str:
-    """The backend the program asked for, whose semantics dnsse models."""
-    return current_rank("get_backend").backend
+    """The backend the program asked for the group (or the default group), whose semantics dnsse models."""
+    state = current_rank("get_backend")
+    named = group.group.backend if isinstance(group, ControlledProcessGroup) else None
+    return named or state.backend
+
+
+def new_process_group_helper(
+    group_size: int, group_rank: int, global_ranks_in_group: list, backend: object, *args: Any, **kwargs: Any
+) -> Any:
+    """torch's group factory, with every backend the ``dnsse`` one; the group remembers the backend named.
+
+    ``new_group(ranks, backend="nccl" | "gloo")`` (and what calls it:
+    ``new_subgroups``, DeviceMesh) gives that group the named backend's
+    semantics, whatever the default group's are.
+    """
+    state = rank_here()
+    name = str(backend).lower() if backend else BACKEND
+    if state is None or name == BACKEND:
+        return _torch_new_process_group_helper(group_size, group_rank, global_ranks_in_group, backend, *args, **kwargs)
+    state.asked_backend = name
+    try:
+        return _torch_new_process_group_helper(group_size, group_rank, global_ranks_in_group, BACKEND, *args, **kwargs)
+    finally:
+        state.asked_backend = None
 
 
 def split_group(
@@ -96,7 +120,7 @@ def split_group(
         if not split or len(split) != len(set(split)):
             raise ValueError("split_group: each split must be a non-empty list of distinct ranks")
         members = sorted(to_global[r] for r in split)
-        made = _torch_new_group(members, timeout=timeout, group_desc=group_desc)
+        made = _torch_new_group(members, timeout=timeout, group_desc=group_desc, backend=backend)
         if state.rank in members:
             mine = made
     return mine

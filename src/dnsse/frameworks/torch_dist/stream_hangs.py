@@ -15,7 +15,7 @@ from dnsse.engine.agent import Agent
 from dnsse.engine.bugs import Bug, BugKind
 from dnsse.frameworks.torch_dist.collectives import Part
 from dnsse.frameworks.torch_dist.p2p import Message, Receive
-from dnsse.frameworks.torch_dist.streams import Enqueued, uses_nccl
+from dnsse.frameworks.torch_dist.streams import Enqueued
 from dnsse.frameworks.torch_dist.world import World
 
 
@@ -31,7 +31,7 @@ def kernel_text(op: Enqueued) -> str:
 
 
 def explain_stream_hang(world: World, blocked: list[Agent]) -> Bug | None:
-    stuck = [(state, state.streams.pending()) for state in world.ranks if uses_nccl(state)]
+    stuck = [(state, state.streams.pending()) for state in world.ranks]
     stuck = [(state, ops) for state, ops in stuck if ops]
     if not stuck:
         return None

@@ -43,6 +43,7 @@ from dnsse.engine.agent import Wait
 from dnsse.engine.operation import Access, Operation
 
 if TYPE_CHECKING:
+    from dnsse.frameworks.torch_dist.groups import Group
     from dnsse.frameworks.torch_dist.world import RankState
 
 _C10D_FILE = distributed_c10d.__file__
@@ -147,8 +148,9 @@ class Streams:
         return found
 
 
-def uses_nccl(state: RankState) -> bool:
-    return "nccl" in state.backend
+def uses_nccl(state: RankState, group: Group) -> bool:
+    """Do ``group``'s operations on this rank have NCCL's semantics (its own backend, or else the default group's)?"""
+    return "nccl" in (group.backend or state.backend)
 
 
 def running(op: Enqueued) -> bool:

@@ -117,7 +117,7 @@ class Work(torch.distributed.Work):
         if not synchronous:
             spans = spans_of(part.guarded())
             if spans:
-                self._unsettled = Unsettled(part.op, part.site, spans)
+                self._unsettled = Unsettled(part.op, part.site, spans, on_stream=part.entry is not None)
                 state.unsettled.append(self._unsettled)
 
     def is_completed(self) -> bool:

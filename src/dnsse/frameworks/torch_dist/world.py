@@ -58,6 +58,8 @@ class RankState:
     # The backend the program asked for: its semantics are the ones modelled.
     backend: str = "gloo"
     init_called: bool = False
+    # The backend the new_group being created now named (see process_groups.new_process_group_helper).
+    asked_backend: str | None = None
     # Output buffers of this rank's async operations not yet waited for.
     unsettled: list[Unsettled] = field(default_factory=list)
     # The collective this rank is blocked in, for the deadlock explainer.
@@ -102,10 +104,11 @@ class World:
 
 
 def choose_backend(state: RankState, backend: str) -> None:
-    """The backend a rank asked for; its semantics are the ones modelled for that rank."""
+    """The backend a rank asked for its default group; its semantics are the ones modelled for it."""
     state.backend = backend
     if "nccl" in backend:
         state.world.semantics = "nccl"
+
 
 
 # Per OS thread, hence per agent: the rank a thread or asyncio task started by a rank acts for.
