@@ -60,6 +60,31 @@ def test_a_batch_asks_the_model_within_its_share_and_reports_its_counts(tmp_path
     assert engines is not None and sum(engine["executions"] for engine in engines.values()) == 16
 
 
+def test_ray_actors_of_a_directed_search_run_the_rounds_the_worker_processes_run() -> None:
+    """Two actors (here plain objects) of hybrid: disjoint executions, one merged corpus, as --workers 2 divides."""
+    from dnsse.search.corpus_share import ROUND, Merger
+    from dnsse.search.ray_directed import ShardWorker
+
+    config = CampaignConfig(target=f"{PROGRAMS}/directed_inputs.py:pool_race", strategy="hybrid", budget=3 * ROUND * 2)
+    settings = _settings(config, Campaign(config).target)
+    actors = [ShardWorker(settings, worker, 2) for worker in range(2)]
+    merger, merged, indices = Merger(), None, []
+    for number in range(3):
+        answers = [json.loads(actor.run_round(number, merged)) for actor in actors]
+        for worker, answer in enumerate(answers):
+            assert [r["index"] % 2 for r in answer["reports"]] == [worker] * ROUND
+            indices += [r["index"] for r in answer["reports"]]
+        merged = json.dumps(merger.merge([answer["learnt"] for answer in answers]))
+    assert sorted(indices) == list(range(3 * ROUND * 2))
+    assert merger.entries >= 1
+    for actor in actors:
+        actor.sharing.absorb(json.loads(merged))
+    assert [e.key for e in actors[0].sharing.corpus.entries] == [e.key for e in actors[1].sharing.corpus.entries]
+    assert sum(answer["engines"]["fuzz"]["executions"] + answer["engines"]["symbolic"]["executions"]
+               + answer["engines"]["pct"]["executions"] + answer["engines"]["advisor"]["executions"]
+               for answer in answers) == 3 * ROUND * 2
+
+
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[str]:
     """A local Ray cluster started by this test process (and only stopped by it)."""
@@ -149,3 +174,25 @@ def test_dfs_on_two_ray_workers_exhausts_with_the_single_process_verdict(cluster
     assert reports[1]["verified"] is not None
     assert reports[1]["verified"]["covers"] == reports[0]["verified"]["covers"]
     assert reports[1]["executions"] == reports[0]["executions"]
+
+
+@pytest.mark.ray
+@pytest.mark.slow
+def test_a_directed_search_on_two_ray_workers_runs_what_two_worker_processes_run(cluster: str, tmp_path: Path) -> None:
+    """The same seed and number of workers: the same divided hybrid search on a cluster as on this machine."""
+    reports = []
+    for where in (["--workers", "2"], ["--ray-address", cluster, "--workers", "2"]):
+        out = tmp_path / str(len(reports))
+        ran = subprocess.run(
+            [sys.executable, "-m", "dnsse.cli", "check", f"{PROGRAMS}/directed_inputs.py:pool_race", "--seed", "3",
+             "--budget", "48", "--keep-going", "--no-minimize", *where, "--out", str(out), "--json", str(out / "r.json"),
+             "--quiet"],
+            capture_output=True, text=True, timeout=600, env={**os.environ, "RAY_AUTH_MODE": "disabled"},
+        )
+        assert ran.returncode in (0, 1), ran.stdout + ran.stderr[-3000:]
+        reports.append(json.loads((out / "r.json").read_text()))
+    local, ray_run = reports
+    assert ray_run["executions"] == local["executions"] == 48
+    assert ray_run["engines"] == local["engines"]
+    assert ray_run["search"]["shared_corpus_entries"] == local["search"]["shared_corpus_entries"] >= 1
+    assert {(b["kind"], b["message"]) for b in ray_run["bugs"]} == {(b["kind"], b["message"]) for b in local["bugs"]}

@@ -87,3 +87,17 @@ def test_ctrl_c_stops_a_campaign_of_two_workers_with_its_report(tmp_path: Path) 
     assert process.returncode == 130, stdout + stderr
     assert "interrupted after" in stderr and "cannot be resumed" in stderr
     assert json.loads(report.read_text())["executions"] < 100000
+
+
+def test_a_worker_that_dies_in_a_divided_directed_search_is_replaced_and_the_rounds_go_on(tmp_path: Path) -> None:
+    """hybrid's workers wait for each other at every round: a dead one must not hold the others up."""
+    report = tmp_path / "report.json"
+    found = run_cli(
+        "check", target("crashes.py:crash_or_race"), "--workers", "2", "--keep-going", "--budget", "48",
+        "--out", str(tmp_path / "traces"), "--json", str(report),
+    )
+    assert found.returncode == 1, output(found)
+    data = json.loads(report.read_text())
+    assert data["strategy"] == "hybrid" and data["executions"] == 48
+    assert "crash" in {bug["kind"] for bug in data["bugs"]}
+    assert data["search"]["merged_rounds"] >= 2

@@ -11,6 +11,12 @@ The power schedule gives more mutations to entries whose children recently
 found new coverage (AFLFast's idea, with a decaying score instead of
 AFLFast's path frequencies): each pick costs an entry a little of its
 score, each new find of a child adds to it.
+
+With parallel workers the corpus is sharded, as mutually exclusive task
+distribution does for parallel fuzzing: every entry gets a key from the
+parent in the order it merged the workers' finds, and worker ``w`` of ``N``
+mutates only the entries whose key is ``w`` modulo ``N``, besides the ones
+it found itself since the last merge (see :mod:`dnsse.search.corpus_share`).
 """
 
 from __future__ import annotations
@@ -41,6 +47,8 @@ class CorpusEntry:
     new_interleavings: int
     # The engine that produced it (fuzz, symbolic, pct, ...), for the report and the advisor.
     origin: str
+    # The order in which the parent merged it (None: found by this worker since the last merge).
+    key: int | None = None
     score: float = INITIAL_SCORE
     picks: int = 0
     finds: int = 0
@@ -56,6 +64,8 @@ class CorpusEntry:
 class Corpus:
     def __init__(self) -> None:
         self.entries: list[CorpusEntry] = []
+        # (this worker, workers) when the corpus is sharded among parallel workers.
+        self.share: tuple[int, int] | None = None
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -65,12 +75,35 @@ class Corpus:
         if len(self.entries) > CAPACITY:
             self.entries.remove(min(self.entries, key=lambda e: e.score))
 
-    def pick(self, rng: random.Random) -> CorpusEntry:
-        """An entry, with probability proportional to its score; picking it lowers the score."""
-        entry = rng.choices(self.entries, weights=[e.score for e in self.entries])[0]
+    def mine(self, entry: CorpusEntry) -> bool:
+        """Whether this worker mutates ``entry`` (every entry is, without sharding)."""
+        if self.share is None or entry.key is None:
+            return True
+        worker, workers = self.share
+        return entry.key % workers == worker
+
+    def has_share(self) -> bool:
+        """Whether any entry is this worker's to mutate."""
+        return any(self.mine(entry) for entry in self.entries)
+
+    def pick(self, rng: random.Random, anywhere: bool = False) -> CorpusEntry:
+        """An entry of this worker's share (``anywhere``: of the whole corpus), with probability
+        proportional to its score; picking it lowers the score."""
+        entries = [e for e in self.entries if anywhere or self.mine(e)] or self.entries
+        entry = rng.choices(entries, weights=[e.score for e in entries])[0]
         entry.picks += 1
         entry.score = max(MINIMUM_SCORE, entry.score * PICK_DECAY)
         return entry
+
+    def fresh(self) -> list[CorpusEntry]:
+        """The entries this worker found since the parent last merged."""
+        return [entry for entry in self.entries if entry.key is None]
+
+    def merged(self, entries: list[CorpusEntry]) -> None:
+        """The parent's merge of every worker's finds (this worker's own among them) replaces its fresh ones."""
+        self.entries = [entry for entry in self.entries if entry.key is not None]
+        for entry in entries:
+            self.add(entry)
 
     @staticmethod
     def credit(parent: CorpusEntry, new_coverage: int) -> None:

@@ -69,6 +69,8 @@ class FuzzStrategy:
         self.pending: deque[Mutant] = deque()
         self._first: CorpusEntry | None = None
         self._concolic: Concolic | None = None
+        # (this worker, workers) with parallel workers: each runs its share of the boundary mutants.
+        self.share: tuple[int, int] | None = None
 
     def chooser_for(self, execution: int) -> Chooser:
         self._execution = execution + 1
@@ -77,7 +79,7 @@ class FuzzStrategy:
         self._concolic = Concolic()
         self._parent = None
         mutant = self.pending.popleft() if self.pending else None
-        if mutant is None and len(self.corpus) and rng.random() >= EXPLORE:
+        if mutant is None and self.corpus.has_share() and rng.random() >= EXPLORE:
             self._parent = self.corpus.pick(rng)
             mutant = self.mutate(self._parent, rng)
         if mutant is None:
@@ -94,7 +96,7 @@ class FuzzStrategy:
             lambda: reverse_race(entry, rng),
             lambda: reverse_race(entry, rng, adjacent=True),
             lambda: move_preemption(entry, rng),
-            lambda: splice(entry, self.corpus.pick(rng), rng) if len(self.corpus) > 1 else None,
+            lambda: splice(entry, self.corpus.pick(rng, anywhere=True), rng) if len(self.corpus) > 1 else None,
             lambda: flip_value(entry, ChoiceKind.MATCH, rng),
             lambda: flip_value(entry, ChoiceKind.FAULT, rng),
             lambda: havoc(entry, rng),
@@ -111,15 +113,22 @@ class FuzzStrategy:
         new_constants = self._learn_constants(self._concolic) if self._concolic is not None else []
         if self._first is None and result.divergence is None and self.slots:
             self._first = CorpusEntry(list(result.choices), dict(result.inputs), [], [], 0, 0, self.name)
-            self.pending.extend(boundary_mutants(self._first, self.slots, []))
+            self._queue(boundary_mutants(self._first, self.slots, []))
         if self._first is not None and new_constants:
-            self.pending.extend(boundary_mutants(self._first, self.slots, new_constants))
+            self._queue(boundary_mutants(self._first, self.slots, new_constants))
         self.stats.count(result, self._execution)
         feedback = result.feedback
         if feedback is not None and self._parent is not None:
             Corpus.credit(self._parent, feedback.new_branches + feedback.new_interleavings)
         if self.admits:
             admit(self.corpus, result, self.name)
+
+    def _queue(self, mutants: list[Mutant]) -> None:
+        """Queue deterministic mutants; each parallel worker its share of them (all workers derive the same)."""
+        if self.share is not None:
+            worker, workers = self.share
+            mutants = mutants[worker::workers]
+        self.pending.extend(mutants)
 
     def engine_report(self) -> dict[str, dict[str, int]]:
         return {self.name: self.stats.as_json()}

@@ -75,6 +75,8 @@ from dnsse.search.strategy import Strategy, notes_of
 from dnsse.search.worker_death import MAX_DEATHS_WITHOUT_PROGRESS, WorkerFiles, death_message
 from dnsse.search.worker_pool import WorkerPool
 from dnsse.search.worker_totals import WorkerTotals
+from dnsse.search.corpus_share import Sharing, round_of, sharded
+from dnsse.search.parallel_rounds import RoundKeeper, RoundWorker
 
 if TYPE_CHECKING:
     from dnsse.search.control import CampaignControl
@@ -118,16 +120,24 @@ def run_parallel(
         _worker_main, lambda worker, start, files: worker_settings(config, campaign.target, worker, workers, deadline, start, files)
     )
     totals = WorkerTotals()
+    rounds = RoundKeeper(pool.directory, workers) if sharded(strategy) else None
     try:
         for worker in range(workers):
-            pool.start(worker, worker)
-        executions = _collect(campaign, pool, workers, deadline, on_execution, totals, control)
+            _start(pool, rounds, worker, worker)
+        executions = _collect(campaign, pool, workers, deadline, on_execution, totals, rounds, control)
     finally:
         pool.shut_down()
-    result = campaign.result(strategy.name, executions, engines=totals.engines(), search=totals.notes())
+    search = {**totals.notes(), **(rounds.notes() if rounds is not None else {})}
+    result = campaign.result(strategy.name, executions, engines=totals.engines(), search=search)
     result.interrupted = control.stop_signal if control is not None else None
     result.advisor = totals.advisor()
     return result
+
+
+def _start(pool: WorkerPool, rounds: RoundKeeper | None, worker: int, start: int) -> None:
+    if rounds is not None:
+        rounds.started(worker, start)
+    pool.start(worker, start)
 
 
 def worker_settings(
@@ -147,6 +157,7 @@ def worker_settings(
             "start": worker if start is None else start,
             "deadline": deadline,
             "flight": str(files.flight) if files is not None else None,
+            "rounds": str(files.flight.parent) if files is not None else None,
             "faults_file": str(files.faults) if files is not None else None,
             "target": str(target.spec),
             "framework": target.framework,
@@ -176,13 +187,15 @@ def _collect(
     deadline: float | None,
     on_execution: Callable[[int, ExecutionResult, ArcRecorder | None], None] | None,
     totals: WorkerTotals,
+    rounds: RoundKeeper | None,
     control: CampaignControl | None,
 ) -> int:
     """Receive reports until every worker is done; the number of executions reported.
 
     ``totals`` gets each worker process's latest strategy counts (over its
     executions so far). A worker that dies is replaced after the execution
-    it died in, which is recorded as a ``crash`` bug.
+    it died in, which is recorded as a ``crash`` bug. ``rounds`` (a directed
+    search) merges what the workers learnt, round by round.
     """
     config = campaign.config
     executions = 0
@@ -216,9 +229,11 @@ def _collect(
                     _record(campaign, pool, index, result, on_execution, rerunnable=False)
                     last[worker] = following = index + workers
                 if _share_left(config.budget, following, deadline) and not pool.stop.value:
-                    pool.start(worker, following)
+                    _start(pool, rounds, worker, following)
                 else:
                     running.discard(worker)
+                if rounds is not None:
+                    rounds.settle(running)
                 continue
             kind = message["kind"]
             if kind == "done":
@@ -228,9 +243,11 @@ def _collect(
                 pool.release(worker)
                 following = message["index"] + workers
                 if _share_left(config.budget, following, deadline) and not pool.stop.value:
-                    pool.start(worker, following)
+                    _start(pool, rounds, worker, following)
                 else:
                     running.discard(worker)
+            elif kind == "learnt" and rounds is not None:
+                rounds.learnt(worker, message["round"], message["learnt"])
             elif kind == "failed":
                 raise worker_failure(worker, message)
             elif kind == "found":
@@ -246,6 +263,8 @@ def _collect(
                 if adopt is not None:
                     adopt(message["semantics"])
                 _record(campaign, pool, message["index"], result_from_report(message), on_execution)
+            if rounds is not None and kind in ("done", "replace", "learnt"):
+                rounds.settle(running)
     return executions
 
 
@@ -381,6 +400,11 @@ def _run_share(settings: dict, stop: ctypes.c_bool, send: Send) -> dict | None:
     parent = multiprocessing.parent_process()
     reported: dict[str, set[Arc]] = {}
     shrunk: set[tuple[str, str]] = set()
+    sharing = Sharing.of(strategy, campaign.coverage_map, worker, workers) if settings["rounds"] else None
+    rounds = RoundWorker(Path(settings["rounds"]), sharing) if sharing is not None else None
+    if rounds is not None:
+        rounds.catch_up()
+    last_round = None
     with campaign.framework.activate():
         campaign.prepare()
         for index in itertools.count(settings["start"], workers):
@@ -390,6 +414,13 @@ def _run_share(settings: dict, stop: ctypes.c_bool, send: Send) -> dict | None:
                 break
             if parent is not None and not parent.is_alive():
                 break  # nobody left to report to
+            if rounds is not None:
+                number = round_of(index, workers)
+                if last_round is not None and number > last_round:
+                    send("learnt", round=last_round, learnt=rounds.sharing.learnt())
+                    if not rounds.wait_for(last_round, stop):
+                        break
+                last_round = number
             chooser = strategy.chooser_for(index)
             if recorder is not None:
                 recorder.begin(index + 1)

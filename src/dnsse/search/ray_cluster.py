@@ -55,6 +55,7 @@ from dnsse.search.parallel import merge_reported_arcs, result_from_report
 from dnsse.search.registry import make_strategy
 from dnsse.search.strategy import Strategy, notes_of
 from dnsse.search.worker_totals import WorkerTotals
+from dnsse.search.corpus_share import sharded
 
 # Executions per task: enough to pay for a task's overhead, few enough to stop soon after a bug.
 BATCH = 16
@@ -79,6 +80,11 @@ def run_on_ray(
         from dnsse.search.ray_dfs import run_dfs_on_ray
 
         return run_dfs_on_ray(ray, config, on_bug, on_start, on_execution)
+    if sharded(strategy):
+        # Imported here because the divided search is built on this module.
+        from dnsse.search.ray_directed import run_directed_on_ray
+
+        return run_directed_on_ray(ray, config, strategy, on_bug, on_start, on_execution)
     campaign = prepared_campaign(config, on_bug, on_start, feedback=wants_feedback(strategy))
     workers = _connect(ray, config)
     task = ray.remote(num_cpus=1)(_run_batch)
@@ -114,21 +120,9 @@ def run_on_ray(
                 turn += len(reports)
                 for report in reports:
                     executions += 1
-                    result = result_from_report(report)
-                    merge_reported_arcs(campaign.recorder, report["arcs"])
-                    if on_execution is not None:
-                        on_execution(report["index"] + 1, result, campaign.recorder)
-                    if result.inconclusive is not None:
-                        campaign.record(result, report["index"] + 1)
-                        if not config.keep_going:
-                            stopped = True
-                            break
-                    elif result.bug is not None:
-                        with campaign.framework.activate():
-                            campaign.record(result, report["index"] + 1)
-                        if campaign.found and not config.keep_going:
-                            stopped = True
-                            break
+                    if take_report(campaign, report, on_execution):
+                        stopped = True
+                        break
             if stopped:
                 break
     finally:
@@ -137,6 +131,27 @@ def run_on_ray(
     result = campaign.result(strategy.name, executions, engines=totals.engines(), search=totals.notes())
     result.advisor = totals.advisor()
     return result
+
+
+def take_report(
+    campaign: Campaign,
+    report: dict,
+    on_execution: Callable[[int, ExecutionResult, ArcRecorder | None], None] | None,
+) -> bool:
+    """One execution a task reported, seen and its bug recorded; whether the campaign stops there."""
+    result = result_from_report(report)
+    merge_reported_arcs(campaign.recorder, report["arcs"])
+    if on_execution is not None:
+        on_execution(report["index"] + 1, result, campaign.recorder)
+    keep_going = campaign.config.keep_going
+    if result.inconclusive is not None:
+        campaign.record(result, report["index"] + 1)
+        return not keep_going
+    if result.bug is not None:
+        with campaign.framework.activate():
+            campaign.record(result, report["index"] + 1)
+        return bool(campaign.found) and not keep_going
+    return False
 
 
 class CallBudget:
@@ -194,6 +209,7 @@ def _settings(config: CampaignConfig, target: LoadedTarget) -> str:
             "world_size": config.world_size,
             "strategy": config.strategy,
             "seed": config.seed,
+            "budget": config.budget,
             "pct_depth": config.pct_depth,
             "preemption_bound": config.preemption_bound,
             "limits": dataclasses.asdict(config.limits),
@@ -211,30 +227,33 @@ def _settings(config: CampaignConfig, target: LoadedTarget) -> str:
 _loaded: dict[str, Campaign] = {}
 
 
+def config_of(settings_text: str) -> CampaignConfig:
+    """The campaign a task runs, from the driver's JSON settings."""
+    settings = json.loads(settings_text)
+    return CampaignConfig(
+        target=settings["target"],
+        framework=settings["framework"],
+        world_size=settings["world_size"],
+        strategy=settings["strategy"],
+        seed=settings["seed"],
+        limits=Limits(**settings["limits"]),
+        pct_depth=settings["pct_depth"],
+        preemption_bound=settings["preemption_bound"],
+        coverage=settings["coverage"],
+        specs=settings["specs"],
+        spec_files=[Path(path) for path in settings["spec_files"]],
+        faults=settings["faults"],
+        inputs=settings["inputs"],
+        advisor=model_settings_from_json(settings.get("advisor")),
+    )
+
+
 def campaign_for(settings_text: str) -> Campaign:
     """The campaign of these settings, loaded once per worker process, with a fresh arc recorder."""
     campaign = _loaded.get(settings_text)
     if campaign is None:
-        settings = json.loads(settings_text)
-        campaign = Campaign(
-            CampaignConfig(
-                target=settings["target"],
-                framework=settings["framework"],
-                world_size=settings["world_size"],
-                strategy=settings["strategy"],
-                seed=settings["seed"],
-                limits=Limits(**settings["limits"]),
-                pct_depth=settings["pct_depth"],
-                preemption_bound=settings["preemption_bound"],
-                coverage=settings["coverage"],
-                specs=settings["specs"],
-                spec_files=[Path(path) for path in settings["spec_files"]],
-                faults=settings["faults"],
-                inputs=settings["inputs"],
-                advisor=model_settings_from_json(settings.get("advisor")),
-            ),
-            feedback=wants_feedback(make_strategy(settings["strategy"], settings["seed"], settings["pct_depth"])),
-        )
+        config = config_of(settings_text)
+        campaign = Campaign(config, feedback=wants_feedback(make_strategy(config.strategy, config.seed, config.pct_depth)))
         with campaign.framework.activate():
             campaign.prepare()
         _loaded.clear()

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import random
+import zlib
 from collections import deque
 from dataclasses import dataclass
 
@@ -103,6 +104,10 @@ class SymbolicStrategy:
         self._current: Plan | None = None
         self._concolic: Concolic | None = None
         self._slots: list[InputSlot] = []
+        # (this worker, workers) with parallel workers: each asks its share of the queries of the
+        # default inputs' run, which every worker makes alike.
+        self.share: tuple[int, int] | None = None
+        self._defaults = False
 
     @property
     def has_plans(self) -> bool:
@@ -114,11 +119,13 @@ class SymbolicStrategy:
         self._concolic = Concolic()
         fallback = RandomChooser(rng.randrange(2**63))
         self._current = self.plans.popleft() if self.plans else None
+        self._defaults = False
         if self._current is not None:
             plan = self._current.choices
-        elif len(self.corpus) and self.stats.executions > 0:
+        elif self.corpus.has_share() and self.stats.executions > 0:
             plan = self.corpus.pick(rng).choices
         else:
+            self._defaults = True
             return DirectedChooser([], DefaultInputs(rng.randrange(2**63)), stand_in=self._concolic.input_value)
         return DirectedChooser(plan, fallback, stand_in=self._concolic.input_value)
 
@@ -187,6 +194,8 @@ class SymbolicStrategy:
             other: Side = (condition.site, not condition.taken)
             if other in self.taken or self.tries.get(other, 0) >= TRIES_PER_BRANCH:
                 continue
+            if self._defaults and self.share is not None and not _owns(self.share, other):
+                continue
             if asked >= QUERIES_PER_EXECUTION:
                 break
             asked += 1
@@ -220,6 +229,12 @@ class SymbolicStrategy:
             self.plans.appendleft(plan)
         else:
             self.plans.append(plan)
+
+
+def _owns(share: tuple[int, int], side: Side) -> bool:
+    """Whether worker ``share[0]`` of ``share[1]`` asks for ``side`` (a stable hash divides the sides)."""
+    worker, workers = share
+    return zlib.crc32(json.dumps(_side_json(side)).encode()) % workers == worker
 
 
 def _planned(ask: Ask, model: dict[str, int | float]) -> list[Choice]:

@@ -1,0 +1,140 @@
+"""fuzz, symbolic and hybrid with ``--ray-address``: Ray actors share a sharded corpus, merged in rounds.
+
+A directed search learns from every execution, so its workers must keep
+what they learnt between batches: each worker is a Ray actor (one CPU),
+holding its campaign and strategy for the whole campaign, exactly as a
+worker process of ``--workers`` does. Round by round (see
+:mod:`dnsse.search.corpus_share`), the driver asks every actor to apply
+the previous merge and run its executions of the round (indices w, w+N,
+... of the round, as the worker processes run them), waits for all, takes
+their reports in index order (so the first bug of a round is the one of
+the lowest execution number), and merges what they learnt in worker order.
+So the same seed with the same number of workers runs the same executions
+on a cluster as with ``--workers`` on one machine.
+
+Everything crosses as JSON strings. A Ray actor that dies stops the
+campaign with Ray's error (Ray workers are not contained).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Callable
+
+from dnsse.coverage.arcs import Arc, ArcRecorder
+from dnsse.engine.runner import ExecutionResult
+from dnsse.engine.target import LoadedTarget
+from dnsse.frameworks.base import Framework
+from dnsse.search.campaign import (
+    Campaign,
+    CampaignConfig,
+    CampaignResult,
+    FoundBug,
+    advisor_report,
+    advisor_setup,
+    engine_report,
+    prepared_campaign,
+    wants_feedback,
+    watch_for,
+)
+from dnsse.search.corpus_share import ROUND, Merger, Sharing
+from dnsse.search.parallel import execution_report, new_arcs
+from dnsse.search.ray_cluster import _connect, _settings, config_of, take_report
+from dnsse.search.registry import make_strategy
+from dnsse.search.strategy import Strategy, notes_of
+from dnsse.search.worker_totals import WorkerTotals
+
+
+def run_directed_on_ray(
+    ray: object,
+    config: CampaignConfig,
+    strategy: Strategy,
+    on_bug: Callable[[FoundBug], None] | None = None,
+    on_start: Callable[[LoadedTarget, Framework], None] | None = None,
+    on_execution: Callable[[int, ExecutionResult, ArcRecorder | None], None] | None = None,
+) -> CampaignResult:
+    """The directed campaign of :func:`~dnsse.search.campaign.run_campaign`, its workers Ray actors."""
+    campaign = prepared_campaign(config, on_bug, on_start, feedback=wants_feedback(strategy))
+    workers = _connect(ray, config)
+    if config.budget is not None:
+        workers = min(workers, config.budget)
+    settings = _settings(config, campaign.target)
+    actor_class = ray.remote(num_cpus=1)(ShardWorker)  # type: ignore[attr-defined]
+    actors = [actor_class.remote(settings, worker, workers) for worker in range(workers)]
+    merger = Merger()
+    totals = WorkerTotals()
+    answers: list[dict] = []
+    executions = 0
+    number = 0
+    try:
+        while config.budget is None or number * ROUND * workers < config.budget:
+            if campaign.out_of_time():
+                break
+            # The previous round is merged only when another follows, as worker processes merge.
+            merged = json.dumps(merger.merge([answer["learnt"] for answer in answers])) if answers else None
+            answers = [json.loads(answer) for answer in ray.get([actor.run_round.remote(number, merged) for actor in actors])]  # type: ignore[attr-defined]
+            stopped = False
+            for report in sorted((r for answer in answers for r in answer["reports"]), key=lambda r: r["index"]):
+                executions += 1
+                if take_report(campaign, report, on_execution):
+                    stopped = True
+                    break
+            for worker, answer in enumerate(answers):
+                totals.update(worker, answer)
+            if stopped:
+                break
+            number += 1
+    finally:
+        for actor in actors:
+            ray.kill(actor)  # type: ignore[attr-defined]
+    search = {**totals.notes(), "merged_rounds": merger.merges, "shared_corpus_entries": merger.entries}
+    result = campaign.result(strategy.name, executions, engines=totals.engines(), search=search)
+    result.advisor = totals.advisor()
+    return result
+
+
+class ShardWorker:
+    """A Ray actor: one worker of the divided search, its campaign and strategy kept between rounds."""
+
+    def __init__(self, settings_text: str, worker: int, workers: int) -> None:
+        config = config_of(settings_text)
+        config.budget = json.loads(settings_text).get("budget")
+        self.config = config
+        self.worker, self.workers = worker, workers
+        self.strategy = make_strategy(
+            config.strategy, config.seed, config.pct_depth, advisor=advisor_setup(config, worker, workers)
+        )
+        self.campaign = Campaign(config, feedback=True)
+        watch_for(self.campaign, self.strategy)
+        with self.campaign.framework.activate():
+            self.campaign.prepare()
+        sharing = Sharing.of(self.strategy, self.campaign.coverage_map, worker, workers)
+        assert sharing is not None, "only a strategy with a corpus is divided in rounds"
+        self.sharing = sharing
+        self.reported: dict[str, set[Arc]] = {}
+
+    def run_round(self, number: int, merged: str | None) -> str:
+        """Apply the previous round's merge, run this worker's executions of round ``number``; JSON."""
+        if merged is not None:
+            self.sharing.absorb(json.loads(merged))
+        span = ROUND * self.workers
+        budget = self.config.budget
+        reports = []
+        with self.campaign.framework.activate():
+            for index in range(number * span + self.worker, (number + 1) * span, self.workers):
+                if budget is not None and index >= budget:
+                    break
+                result = self.campaign.execute(self.strategy.chooser_for(index))
+                self.strategy.observe(result)
+                reports.append({**execution_report(index, result), "arcs": {}})
+        if reports:
+            reports[-1]["arcs"] = new_arcs(self.campaign.recorder, self.reported)
+        return json.dumps(
+            {
+                "reports": reports,
+                "learnt": self.sharing.learnt(),
+                "notes": notes_of(self.strategy),
+                "engines": engine_report(self.strategy),
+                "advisor": advisor_report(self.strategy),
+            }
+        )
