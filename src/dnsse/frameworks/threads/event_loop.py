@@ -47,7 +47,7 @@ from typing import Any, Callable
 from dnsse.engine.agent import ThreadAgent, Wait
 from dnsse.engine.execution import ExecutionAborted, current_agent
 from dnsse.engine.operation import Access, Operation
-from dnsse.frameworks.threads.inheritance import captured
+from dnsse.frameworks.threads.inheritance import captured, restore, snapshot
 from dnsse.frameworks.threads.runtime import MONOTONIC_BASE, runtime_for
 from dnsse.frameworks.threads.shared_state import traced
 
@@ -85,6 +85,9 @@ class ControlledLoop(asyncio.BaseEventLoop):
         self._abandoned = False
         # An agent that takes the steps of the task being created itself (see adopted_task).
         self._adopting: ThreadAgent | None = None
+        # The loop thread's thread-local state (torch's grad mode), as its latest callback left it:
+        # every callback runs in that one thread on a real loop, whichever agent runs it here.
+        self._thread_state = snapshot()
 
     def watch(self, ready: Callable[[], bool]) -> asyncio.Future:
         """A future that the loop completes once ``ready()`` holds (checked at every step).
@@ -140,9 +143,11 @@ class ControlledLoop(asyncio.BaseEventLoop):
             self._step_operation(agent.name),
         )
         self._busy = agent
+        restore(self._thread_state)
         try:
             return function()
         finally:
+            self._thread_state = snapshot()
             self._busy = None
 
     def abandon(self) -> None:
@@ -207,7 +212,7 @@ class ControlledLoop(asyncio.BaseEventLoop):
         label = f"Task-{self._runtime.number('asyncio.Task')} ({what})"
         # Created in the thread that creates the task, which stands for the loop's thread.
         agent = ThreadAgent(
-            self._execution, label, lambda: self._run_task(agent, task, handles), daemon=True, on_start=captured("task")
+            self._execution, label, lambda: self._run_task(agent, task, handles), daemon=True, on_start=captured()
         )
         # A task runs in its loop's thread: current_thread() and get_ident() name that thread.
         self._runtime.attach(agent, self._runtime.handle_of(self._owner))
@@ -236,9 +241,11 @@ class ControlledLoop(asyncio.BaseEventLoop):
                 # Woken by what it awaits outside the loop: its wake-up is queued now.
                 self._complete_watched(getattr(task, "_fut_waiter", None))
                 self._busy = agent
+                restore(self._thread_state)
                 try:
                     handles.popleft()._run()
                 finally:
+                    self._thread_state = snapshot()
                     self._busy = None
                 if task.done() and not _has_live(handles):
                     self._task_handles.pop(task, None)
@@ -282,6 +289,8 @@ class ControlledLoop(asyncio.BaseEventLoop):
             if self._scheduled:
                 self._runtime.advance_to(self._scheduled[0].when() - MONOTONIC_BASE)
         self._busy = agent
+        # The loop's own thread: what the program sees there after asyncio.run is what the tasks left.
+        restore(self._thread_state)
         try:
             for future in self._watched_by_no_task():
                 self._complete_watched(future)
@@ -295,6 +304,7 @@ class ControlledLoop(asyncio.BaseEventLoop):
                 if not handle._cancelled:
                     handle._run()
         finally:
+            self._thread_state = snapshot()
             self._busy = None
 
     def _loop_may_run(self) -> bool:

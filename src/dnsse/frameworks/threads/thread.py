@@ -88,7 +88,7 @@ class Thread:
         in_worker = runtime.ends_with_job(agent)
         # Started in its creator's process: it acts for whom the creator acts for (a torch rank).
         child = ThreadAgent(
-            execution, self._name, self._bootstrap, daemon=self._daemonic or in_worker, on_start=captured("thread")
+            execution, self._name, self._bootstrap, daemon=self._daemonic or in_worker, on_start=captured()
         )
         if in_worker:
             runtime.started_by_job_worker(child)

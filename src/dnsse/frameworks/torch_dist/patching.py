@@ -20,9 +20,9 @@ from torch.distributed import distributed_c10d
 from dnsse.frameworks.torch_dist.c10d_world import RankLocalWorld, register_backend
 from dnsse.frameworks.torch_dist.cpu_devices import cuda_stand_ins
 from dnsse.frameworks.torch_dist.process_groups import REPLACEMENTS, new_process_group_helper
-from dnsse.frameworks.torch_dist.rank_mode import rank_carrier
+from dnsse.frameworks.torch_dist.rank_mode import GRAD_AND_AUTOCAST, rank_carrier
 from dnsse.frameworks.torch_dist.uncontrolled import REFUSED
-from dnsse.frameworks.threads.inheritance import carry
+from dnsse.frameworks.threads.inheritance import carry, share
 from dnsse.engine.uncontrolled import refused
 
 _MISSING = object()
@@ -59,10 +59,13 @@ def installed(world_size: int, notice: Callable[[str], None]) -> Iterator[None]:
     autograd_threads = torch.autograd.set_multithreading_enabled(False)
     # Threads and asyncio tasks a rank starts act for it, as in one real process.
     uncarry = carry(rank_carrier)
+    # Tasks of a loop share its thread's grad mode, as in one real thread.
+    unshare = share(GRAD_AND_AUTOCAST)
     try:
         with refused(REFUSED):
             yield
     finally:
+        unshare()
         uncarry()
         autograd_threads.__exit__(None, None, None)
         torch._C._distributed_c10d._set_thread_isolation_mode(False)

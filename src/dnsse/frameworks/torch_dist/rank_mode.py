@@ -9,8 +9,9 @@ without CUDA, CUDA devices become the CPU (:mod:`.cpu_devices`).
 
 A thread a rank starts, and an asyncio task of a rank, runs in an OS thread
 of its own here: :func:`rank_carrier` makes it act for the rank, under the
-mode; a task, which on a real loop runs in the loop's thread, also gets
-that thread's grad mode and autocast state as they are when it is created.
+mode. Tasks of one loop, which on a real loop all run in the loop's thread,
+share its grad mode and autocast state (:data:`GRAD_AND_AUTOCAST`): a task
+that suspends under ``no_grad`` leaves grad off for the next one, as there.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from dnsse.frameworks.torch_dist.cpu_devices import on_cpu
 from dnsse.frameworks.torch_dist.guard import Unsettled, overlapping, program_frame, read_bug, spans_of, touched
 from dnsse.frameworks.torch_dist.streams import wait_for
 from dnsse.frameworks.torch_dist.world import RankState, act_for, rank_here
-from dnsse.frameworks.threads.inheritance import Into
+from dnsse.frameworks.threads.inheritance import ThreadState
 
 _AUTOCAST_DEVICES = ("cpu", "cuda")
 
@@ -68,25 +69,16 @@ class RankMode(TorchFunctionMode):
             wait_for(self.state, streams.fence, f"{name}() waits for the NCCL work the compute stream waits for")
 
 
-def rank_carrier(into: Into) -> Callable[[], None]:
+def rank_carrier() -> Callable[[], None]:
     """Called where a thread is started or an asyncio task created: what the new agent's own thread must install.
 
     Either belongs to the creating rank's process: it acts for that rank,
     under its mode, and finds its groups by name (functional collectives
-    look them up in a registry kept per thread here). A task also runs in
-    its loop's thread, so it sees that thread's grad mode and autocast
-    state; a new thread starts with torch's defaults, as a real one does.
+    look them up in a registry kept per thread here).
     """
     state = rank_here()
-    grad = torch.is_grad_enabled()
-    autocast = [(d, torch.is_autocast_enabled(d), torch.get_autocast_dtype(d)) for d in _AUTOCAST_DEVICES]
 
     def install() -> None:
-        if into == "task":
-            torch.set_grad_enabled(grad)
-            for device, enabled, dtype in autocast:
-                torch.set_autocast_enabled(device, enabled)
-                torch.set_autocast_dtype(device, dtype)
         if state is None:
             return
         act_for(state)
@@ -96,3 +88,19 @@ def rank_carrier(into: Into) -> Callable[[], None]:
         RankMode(state, cuda_on_cpu=not torch.cuda.is_available()).__enter__()
 
     return install
+
+
+def _grad_and_autocast() -> object:
+    return torch.is_grad_enabled(), [(d, torch.is_autocast_enabled(d), torch.get_autocast_dtype(d)) for d in _AUTOCAST_DEVICES]
+
+
+def _set_grad_and_autocast(saved: object) -> None:
+    grad, autocast = saved  # type: ignore[misc]
+    torch.set_grad_enabled(grad)
+    for device, enabled, dtype in autocast:
+        torch.set_autocast_enabled(device, enabled)
+        torch.set_autocast_dtype(device, dtype)
+
+
+# torch keeps them per OS thread: all tasks of a loop share them, and see each other's changes.
+GRAD_AND_AUTOCAST = ThreadState(_grad_and_autocast, _set_grad_and_autocast)
