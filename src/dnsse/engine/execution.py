@@ -112,6 +112,9 @@ class Execution:
         # Given a framework's per-thread trace function (or None), the one to
         # install in an agent's thread: how branch coverage rides along.
         self.trace_hook: Callable[[Callable | None], Callable] | None = None
+        # What each framework keeps for this execution, by framework name: dropped with the execution
+        # (a weak-keyed table would keep it forever, since that state refers back to the execution).
+        self.framework_state: dict[str, object] = {}
         # Set before run() when the agents may share one OS thread (the framework allows it).
         self.greenlets_allowed = False
         self._host: GreenletHost | None = None

@@ -102,6 +102,8 @@ class GreenletHost:
         # A new agent starts as a new thread would: no locals, no tracer, no running loop.
         self._state.restore(agent.saved_thread)  # type: ignore[union-attr]
         agent.bootstrap()
+        # Its thread-locals hold it (the engine's own, for one) where the collector cannot see: let go.
+        agent.saved_thread = None
 
     def _enter(self, agent: ThreadAgent) -> None:
         """From the hub: run ``agent`` until some agent's greenlet ends."""

@@ -15,7 +15,6 @@ small and a replay crashes at the same point.
 from __future__ import annotations
 
 import itertools
-import weakref
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -143,17 +142,14 @@ class RayRuntime:
             raise WorkerCrash()
 
 
-_runtimes: weakref.WeakKeyDictionary[Execution, RayRuntime] = weakref.WeakKeyDictionary()
-
-
 def install_runtime(runtime: RayRuntime) -> None:
-    _runtimes[runtime.execution] = runtime
+    runtime.execution.framework_state["ray"] = runtime
 
 
 def controlled(api: str) -> tuple[ThreadAgent, RayRuntime]:
     """The calling agent and its execution's runtime; a clear error outside a controlled run."""
     agent = current_agent()
-    runtime = _runtimes.get(agent.execution) if agent is not None else None
+    runtime = agent.execution.framework_state.get("ray") if agent is not None else None
     if agent is None or runtime is None:
         raise RuntimeError(
             f"{api} was called outside a dnsse execution of a Ray program; under dnsse, Ray calls run "
@@ -165,14 +161,14 @@ def controlled(api: str) -> tuple[ThreadAgent, RayRuntime]:
 
 def current_runtime() -> RayRuntime | None:
     agent = current_agent()
-    return _runtimes.get(agent.execution) if agent is not None else None
+    return agent.execution.framework_state.get("ray") if agent is not None else None  # type: ignore[return-value]
 
 
 def current_worker() -> Worker | None:
     agent = current_agent()
     if agent is None:
         return None
-    runtime = _runtimes.get(agent.execution)
+    runtime = agent.execution.framework_state.get("ray")
     return runtime.worker_of(agent) if runtime is not None else None
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import sys
-import weakref
 from typing import TYPE_CHECKING, Callable
 
 from dnsse.engine.agent import ThreadAgent
@@ -92,12 +91,8 @@ class ThreadsRuntime:
         return None
 
 
-_runtimes: weakref.WeakKeyDictionary[Execution, ThreadsRuntime] = weakref.WeakKeyDictionary()
-
-
 def runtime_for(execution: Execution) -> ThreadsRuntime:
-    runtime = _runtimes.get(execution)
+    runtime = execution.framework_state.get("threads")
     if runtime is None:
-        runtime = ThreadsRuntime(execution)
-        _runtimes[execution] = runtime
-    return runtime
+        runtime = execution.framework_state["threads"] = ThreadsRuntime(execution)
+    return runtime  # type: ignore[return-value]
