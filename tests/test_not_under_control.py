@@ -29,7 +29,8 @@ def check(spec: str, tmp_path: Path, *options: str) -> subprocess.CompletedProce
         ("uncontrolled_ray.py:named_actors", "ray.util.list_named_actors",
          "uncontrolled_ray.py:8"),
         ("uncontrolled_ray.py:serve", "ray.serve", "uncontrolled_ray.py:14"),
-        ("uncontrolled_ray.py:runtime_context", "ray.get_runtime_context", "uncontrolled_ray.py:19"),
+        ("uncontrolled_ray.py:runtime_context", "ray.get_runtime_context().get_accelerator_ids",
+         "uncontrolled_ray.py:19"),
     ],
 )
 def test_a_call_of_an_uncontrolled_api_is_exit_2_naming_it_even_when_the_program_catches_it(

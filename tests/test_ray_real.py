@@ -90,3 +90,40 @@ def test_worker_processes_keep_globals_between_tasks_as_under_real_ray(tmp_path)
             result = run_execution(target, framework, SeededChooser(seed), pinned={"sink": controlled})
             assert result.bug is None, result.bug.render()
     assert controlled == [expected] * 5
+
+
+_RUN_UNDER_REAL_RAY = """
+import importlib.util, sys
+import ray
+for target in sys.argv[1:]:
+    path, name = target.rsplit(":", 1)
+    try:
+        # A fresh instance for each: what one leaves running must not starve the next.
+        ray.init(address="local", num_cpus=4, include_dashboard=False, log_to_driver=False)
+    except Exception as error:
+        print("CANNOT START", type(error).__name__, error)
+        sys.exit(0)
+    spec = importlib.util.spec_from_file_location("program_under_real_ray", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    try:
+        getattr(module, name)()
+    finally:
+        ray.shutdown()
+    print("PASSED", name)
+"""
+
+
+def test_what_dnsse_passes_of_cancelling_actor_calls_holds_under_real_ray(tmp_path) -> None:
+    """Each of these passes every execution under dnsse (test_ray_cancel_actors.py)."""
+    pytest.importorskip("ray", reason="real Ray is not installed (pip install ray)")
+    targets = [
+        f"{PROGRAMS / 'ray_cancel_actors.py'}:runtime_context_answers_as_ray_does",
+        f"{PROGRAMS / 'ray_cancel_actors.py'}:recursive_cancel_of_a_sync_call_reaches_its_task",
+    ]
+    done = subprocess.run([sys.executable, "-c", _RUN_UNDER_REAL_RAY, *targets], capture_output=True, text=True,
+                          timeout=600, cwd=tmp_path)
+    if done.stdout.startswith("CANNOT START"):
+        pytest.skip(f"real Ray cannot start here: {done.stdout.strip()}")
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
+    assert done.stdout.count("PASSED") == len(targets), done.stdout

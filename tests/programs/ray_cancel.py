@@ -60,9 +60,10 @@ def cancel_a_queued_or_running_async_call():
     ref = worker.wait.remote()
     ray.cancel(ref)
     try:
-        assert ray.get(ref) == "caught"
+        ray.get(ref)
     except TaskCancelledError:
-        pass  # cancelled before it started
+        return  # queued: never ran; running: cancelled at its await, and reported so though it caught it
+    raise AssertionError("a cancelled call returned a value")
 
 
 def cancel_a_running_async_call():
@@ -71,7 +72,11 @@ def cancel_a_running_async_call():
     while not ray.get(worker.has_started.remote()):
         pass
     ray.cancel(ref)
-    assert ray.get(ref) == "caught"
+    try:
+        ray.get(ref)
+    except TaskCancelledError:
+        return  # as Ray 2.60 reports it, although the coroutine caught CancelledError and returned
+    raise AssertionError("a cancelled call returned a value")
 
 
 @ray.remote

@@ -16,4 +16,4 @@ def serve() -> None:
 
 def runtime_context() -> None:
     ray.init()
-    print(ray.get_runtime_context().get_job_id())
+    print(ray.get_runtime_context().get_accelerator_ids())

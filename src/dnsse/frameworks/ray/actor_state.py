@@ -233,6 +233,7 @@ class Actor:
 
     def finish(self, call: Call) -> None:
         """The call is over for good: later calls of its caller may go."""
+        call.finished = True
         self.end(call)
         queue = self.queues.get(call.caller)
         if queue and call in queue:
@@ -307,7 +308,10 @@ class Call:
         self.retries_left = retries
         self.dependencies = top_level_refs(args, kwargs)
         self.epoch = -1
+        # Cancelled before it started (it never runs); cancelled at all (its result is TaskCancelledError).
         self.cancelled = False
+        self.cancel_requested = False
+        self.finished = False
         # A streaming call's values (see .streaming); its one ref says when it finished.
         self.stream: Any = None
         # An async actor's call runs as this asyncio task on the actor's loop.
@@ -315,18 +319,31 @@ class Call:
         # The worker running the call, once its agent exists (see calls.start_call).
         self.worker: Worker | None = None
 
-    def cancel(self, force: bool) -> None:
-        """``ray.cancel`` of a call: a queued call never runs; a running coroutine gets CancelledError.
+    def cancel(self, force: bool, recursive: bool = False) -> None:
+        """``ray.cancel`` of a call, as Ray 2.60 does it (measured).
 
-        As in Ray, a running call of a synchronous or threaded actor is not
-        interrupted, and ``force=True`` is refused for actor calls.
+        A queued call never runs. A running call of a synchronous or
+        threaded actor is not interrupted: ``is_canceled()`` of its runtime
+        context turns true; a running coroutine gets ``CancelledError`` at
+        its await. Either way its result is ``TaskCancelledError``, even if it
+        returns normally. ``recursive`` cancels the tasks and actor calls it
+        submitted, and theirs (``force`` does not reach actor calls: it is
+        refused for them).
         """
         if force:
             raise ValueError("force=True is not supported for actor tasks.")
+        if self.finished:
+            return
+        self.cancel_requested = True
+        if self.worker is not None:
+            self.worker.cancelled = True
         if self.epoch == -1:
             self.cancelled = True
         elif self.task is not None:
             self.task.cancel()
+        if recursive and self.worker is not None:
+            for child in list(self.worker.children):
+                child(False)
 
     def orphaned(self) -> bool:
         """Its actor crashed or was killed since the call began."""

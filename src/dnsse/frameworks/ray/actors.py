@@ -50,6 +50,7 @@ class ActorClass:
                     "pick another name, or pass get_if_exists=True to get the existing actor"
                 )
         runtime.execution.yield_point(agent, Operation("actor.submit", (), f"{self.__name__}.remote()"))
+        runtime.checkpoint(agent, faults=False)
         shipment = runtime.shipment(self._cls)
         actor = Actor(runtime, self._cls, shipment, copy_value(args), copy_value(kwargs), options,
                       runtime.worker_of(agent))
@@ -117,7 +118,8 @@ class ActorMethod:
                 f"{actor.label}.{self._name} names the concurrency group {group!r}, which the actor does not "
                 f"declare; its groups are {', '.join(sorted(g for g in actor.groups if g != DEFAULT_GROUP))}"
             )
-        caller = runtime.worker_of(agent).caller
+        submitter = runtime.worker_of(agent)
+        caller = submitter.caller
         if 0 <= actor.max_pending_calls <= actor.pending_calls(caller):
             raise PendingCallsLimitExceeded(
                 f"The actor {actor.label} already has {actor.pending_calls(caller)} pending calls from {caller}, "
@@ -129,10 +131,14 @@ class ActorMethod:
         args, kwargs = copy_value(args), copy_value(kwargs)
         refs = [ObjectRef(runtime.next_ref_number(), label) for _ in range(count)]
         runtime.execution.yield_point(agent, Operation("actor.submit", ((actor.object_name, Access.SYNC),), label))
+        # A cancel that came meanwhile interrupts the submitter before its call exists.
+        runtime.checkpoint(agent, faults=False)
         call = Call(actor, self._name, number, args, kwargs, refs, caller, retries, group)
         call.stream = ObjectRefGenerator(refs[0]) if streaming else None
         actor.enqueue(call)
         start_call(runtime, call)
+        # ray.cancel(recursive=True) of the submitter's own task or call reaches this call too.
+        submitter.children.append(lambda force: call.cancel(False, recursive=True))
         runtime.execution.emit(agent, "actor.call.submit", {
             "actor": actor.label, "method": self._name, "ref": refs[0].number if refs else None,
         })

@@ -13,7 +13,8 @@ expire at any scheduling point (a choice).
 
 The events the runtime emits are listed in :mod:`.framework`.
 
-Not modeled: runtime contexts.
+``get_runtime_context()`` answers for the calling task or actor (see
+:mod:`.runtime_context`).
 """
 
 from __future__ import annotations
@@ -29,12 +30,13 @@ from dnsse.frameworks.ray.actors import METHOD_OPTIONS_ATTRIBUTE, ActorClass, Ac
 from dnsse.frameworks.ray.errors import GetTimeoutError
 from dnsse.frameworks.ray.refs import ObjectRef, copy_value, describe_pending
 from dnsse.frameworks.ray.runtime import RayRuntime, controlled, current_runtime
+from dnsse.frameworks.ray.runtime_context import CANCELLATION, get_runtime_context
 from dnsse.frameworks.ray.tasks import RemoteFunction
 from dnsse.frameworks.threads.primitive import block_until
 
 __all__ = [
     "ObjectRef", "exceptions", "util", "init", "shutdown", "is_initialized", "remote", "method",
-    "get", "wait", "put", "kill", "get_actor", "cancel",
+    "get", "wait", "put", "kill", "get_actor", "cancel", "get_runtime_context",
 ]
 
 class _InitInfo(dict):
@@ -170,8 +172,8 @@ def cancel(object_ref: ObjectRef, *, force: bool = False, recursive: bool = True
     if not isinstance(object_ref, ObjectRef):
         raise TypeError(f"ray.cancel() only supported for object refs. For actors, try ray.kill(). Got: {object_ref!r}.")
     agent, runtime = controlled("ray.cancel")
-    runtime.execution.yield_point(agent, Operation("ray.cancel", ((object_ref.object_name, Access.SYNC),),
-                                                   object_ref.label()))
+    touched = ((object_ref.object_name, Access.SYNC), (CANCELLATION, Access.WRITE))
+    runtime.execution.yield_point(agent, Operation("ray.cancel", touched, object_ref.label()))
     if object_ref.canceller is not None:
         object_ref.canceller(force, recursive)
 

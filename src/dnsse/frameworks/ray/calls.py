@@ -30,8 +30,7 @@ def start_call(runtime: RayRuntime, call: Call) -> ThreadAgent:
     call.worker = Worker(caller=actor.label, label=call.label, actor=actor, call=call, crash=crash_of(actor))
     agent.handle = call.worker
     for ref in call.refs:
-        # Only a task's children are reached by recursive=True here; an actor call's are not.
-        ref.canceller = lambda force, recursive: call.cancel(force)
+        ref.canceller = call.cancel
     agent.pending = _start_operation(call)
     agent.waiting = Wait(lambda: actor.may_start(call), lambda: actor.why_waiting(call))
     return agent
@@ -112,5 +111,9 @@ def _attempt(runtime: RayRuntime, agent: ThreadAgent, call: Call) -> object:
     execution.yield_point(agent, Operation("actor.call.end", writes, call.label))
     if call.orphaned():
         return _LOST
+    if call.cancel_requested:
+        # Ray reports a cancelled call as cancelled, whatever it returned.
+        store_error(call.refs, TaskCancelledError(f"{call.label} was cancelled while it ran"))
+        return None
     store_value(call.refs, value, f"{actor.cls.__qualname__}.{call.method}")
     return None

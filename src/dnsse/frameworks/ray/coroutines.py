@@ -71,6 +71,8 @@ def _adopt(runtime: RayRuntime, actor: Actor, task_agent: ThreadAgent) -> None:
     creator = current_agent()
     parent = runtime.worker_of(creator) if creator is not None else None
     call = parent.call if parent is not None and parent.actor is actor else None
+    # What the task submits is the call's child too: a recursive cancel of the call reaches it.
+    children = parent.children if call is not None and parent is not None else []
     task_agent.handle = Worker(caller=actor.label, label=task_agent.name, actor=actor, call=call,
-                               crash=crash_of(actor))
+                               crash=crash_of(actor), children=children)
 

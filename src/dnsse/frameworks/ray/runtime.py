@@ -54,9 +54,12 @@ class Worker:
     crash: Callable[[], None] | None = None
     # Raised at the worker's next Ray call or await: how ``ray.cancel`` interrupts it.
     interrupt: BaseException | None = None
+    # ``ray.cancel`` reached its task or call: what ``ray.get_runtime_context().is_canceled()`` says.
+    cancelled: bool = False
     # The runtime's own machinery (an async actor's event loop): left out of deadlock reports.
     machinery: bool = False
-    # How to cancel each task this worker submitted: ``ray.cancel(recursive=True)`` of its own task reaches them.
+    # How to cancel each task and actor call this worker submitted (given ``force``):
+    # ``ray.cancel(recursive=True)`` of its own task or call reaches them.
     children: list[Callable[[bool], None]] = field(default_factory=list)
     # The placement group a task runs in, and whether the tasks and actors it starts run there too
     # (an actor's workers ask their actor instead).

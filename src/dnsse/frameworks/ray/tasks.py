@@ -67,6 +67,8 @@ class RemoteFunction:
         refs = [ObjectRef(runtime.next_ref_number(), label) for _ in range(count)]
         shipment = runtime.shipment(self._function)
         runtime.execution.yield_point(agent, Operation("ray.submit", (), label))
+        # A cancel that came meanwhile interrupts the submitter before its task exists.
+        runtime.checkpoint(agent, faults=False)
         parent = runtime.worker_of(agent)
         run = _TaskRun(runtime, self, shipment, label, args, kwargs, refs, parent, streaming)
         parent.children.append(run.cancel)
@@ -152,7 +154,7 @@ class _TaskRun:
             self._cancel_this(force)
 
     def cancel(self, force: bool) -> None:
-        """``ray.cancel(recursive=True)``: this task, and the unfinished tasks it submitted, and theirs."""
+        """``ray.cancel(recursive=True)``: this task, and the unfinished tasks and actor calls it submitted, and theirs."""
         if self.finished:
             return
         self._cancel_this(force)
@@ -163,6 +165,7 @@ class _TaskRun:
         """A task not started never runs; a running one is interrupted at its next Ray call."""
         if self.finished:
             return
+        self.worker.cancelled = True
         if not self.started:
             self.cancelled = True
             return

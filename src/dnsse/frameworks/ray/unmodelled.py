@@ -3,7 +3,7 @@
 The controlled ``ray`` offers what :mod:`.api` lists. A program that imports
 another part (``ray.serve``, ``ray.data``, ``ray.train``, ``ray.tune``,
 ``ray.util.collective``, ...) or uses a name the controlled modules lack
-(``ray.util.list_named_actors``, ``ray.get_runtime_context``, ...) would
+(``ray.util.list_named_actors``, ``ray.get_runtime_context().get_accelerator_ids``, ...) would
 otherwise fail with an ImportError or AttributeError that reads like a bug
 of its own; here it is refused, naming the part (see
 :mod:`dnsse.engine.uncontrolled`).
