@@ -125,3 +125,16 @@ def test_the_correct_versions_stay_correct_under_the_delays(tmp_path: Path) -> N
     for target in ("advisor_delays.py:ordered_locks", "advisor_starve.py:drop_stale"):
         code, report = _check(tmp_path, target, "llm", 0, budget=40)
         assert code == 0 and report["executions"] == 40, target
+
+
+def test_a_hint_is_tried_again_under_another_input_and_then_finds_the_bug(tmp_path: Path) -> None:
+    target = "advisor_delays.py:large_batches_evict_first"
+    for seed in SEEDS:
+        code, guided = _check(tmp_path, target, "llm", seed, budget=200)
+        assert code == 1 and guided["bugs"][0]["kind"] == "deadlock"
+        offline = guided["advisor"]["offline"]
+        # Its first try drew another batch size; the retry took the end of the input's range.
+        assert offline["found_bugs"][0].startswith("holder: delay Thread-1 (scheduler)'s cell.load"), offline
+        assert offline["found_bugs"][0].endswith("(try 2, input batch = 8)") and offline["retried"] >= 1
+        code, unguided = _check(tmp_path, target, "random", seed, budget=200)
+        assert unguided["executions"] > guided["executions"], seed

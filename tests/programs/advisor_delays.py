@@ -6,9 +6,15 @@
   takes the cache lock while the scheduler holds the queue lock and has not
   yet taken the cache lock: the holder of the contended queue lock delayed.
 - ``ordered_locks``: the same threads taking the locks in one order: correct.
+- ``large_batches_evict_first``: the evictor takes the locks in the inverted
+  order only for batches over 6: the delay finds the deadlock only under
+  such an input, which the search tries again with other inputs.
 """
 
 import threading
+from typing import Annotated
+
+import dnsse
 
 BLOCKS = 12
 
@@ -57,3 +63,7 @@ def lock_order():
 
 def ordered_locks():
     _serve(evictor_takes_queue_first=True)
+
+
+def large_batches_evict_first(batch: Annotated[int, dnsse.Range(1, 8)] = 1):
+    _serve(evictor_takes_queue_first=batch <= 6)

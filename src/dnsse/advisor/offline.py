@@ -58,7 +58,7 @@ class OfflineAdvisor:
                     reason=f"reverse: the runs showed only the other order on {order.obj}",
                 )
             )
-        hints.extend(_boundary_inputs(summary))
+        hints.extend(boundary_inputs(summary))
         fresh = []
         for hint in hints:
             key = hint.describe()
@@ -111,9 +111,9 @@ def _crashes_after_unpersisted_changes(summary: RunSummary) -> list[FaultHint]:
     ]
 
 
-def _boundary_inputs(summary: RunSummary) -> list[Hint]:
+def boundary_inputs(summary: RunSummary) -> list[InputHint]:
     """The ends of each bounded numeric input's range, and every value of a small finite one."""
-    hints: list[Hint] = []
+    hints: list[InputHint] = []
     for spec in summary.inputs.values():
         if spec.domain is None:
             continue

@@ -30,6 +30,7 @@ class AdvisorStats:
     tried: int = 0  # hints the search ran an execution for
     solved: int = 0  # ordering hints the schedule solver turned into an order of a recent run's steps
     useful: int = 0  # hints whose execution found new behaviour or a bug
+    retried: int = 0  # of the tries, those of a useful hint tried again in another context
     gave_up: str | None = None  # why the advisor stopped asking, if it did
     # The hints whose execution found a bug ("crash: crash PS#1 after its call #1 of push"), the first few.
     found_bugs: list[str] = field(default_factory=list)

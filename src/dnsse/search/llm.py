@@ -11,6 +11,15 @@ of the steps of the last run through the schedule solver when that run
 performed every step the hint names, and priorities otherwise (see
 :mod:`dnsse.search.guided`). A hint that led to a bug or to an order of
 dependent operations never seen before counts as useful.
+
+A hint that did not find a bug may need another context: other input values,
+or another prefix of the run before its operations. It is tried again, up to
+``MAX_RETRIES`` times, the least tried first and of those the useful ones
+(new behaviour) and then the most promising, each time under the next
+boundary value of an input (see :meth:`LlmStrategy._retry_inputs`) and a
+fresh seed, and, for an ordering, ordered in another recent run than before
+(its inputs, its prefix). Retries take at most ``RETRY_SHARE`` of the guided
+executions while untried hints remain, and every execution once none remain.
 """
 
 from __future__ import annotations
@@ -18,7 +27,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import sys
-from collections import deque
+from collections import Counter, deque
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -27,7 +36,7 @@ from dnsse.advisor.actor_calls import state_changing_methods
 from dnsse.advisor.hints import DelayHint, FaultHint, Hint, InputHint, OrderingHint
 from dnsse.advisor.ledger import Ledger, shape_of
 from dnsse.advisor.model import ModelAdvisor, ModelSettings
-from dnsse.advisor.offline import OfflineAdvisor
+from dnsse.advisor.offline import OfflineAdvisor, boundary_inputs
 from dnsse.advisor.stats import MAX_FOUND, AdvisorStats
 from dnsse.advisor.steps import StepLog
 from dnsse.advisor.summary import InputSpec, RunSummary, Step, code_lines
@@ -53,6 +62,10 @@ class AdvisorSetup:
     # Told once when the model stops being asked (dead endpoint, repeated failures).
     on_notice: Callable[[str], None] = _tell
 
+
+# How often a useful hint is tried again, and the share of guided executions retries may take.
+MAX_RETRIES = 3
+RETRY_SHARE = 0.25
 
 # Recent executions kept for the solver: a hint is ordered in the latest one that performed its steps.
 RECENT_RUNS = 8
@@ -92,6 +105,12 @@ class LlmStrategy:
         self._slots: list = []
         self._recent: deque[_Run] = deque(maxlen=RECENT_RUNS)
         self._current: tuple[GuidedChooser, Hint | None] | None = None
+        self._tries: Counter = Counter()  # hint -> executions it was tried in
+        self._retries: list[Hint] = []  # hints that found no bug, to try again
+        self._paid: set[Hint] = set()  # hints whose execution showed new behaviour
+        self._guided = 0  # executions that tried a hint
+        self._retried = 0  # of those, retries
+        self._context = ""  # the input context of the current execution's retry, for the report
 
     @property
     def monitors(self) -> list[StepLog]:
@@ -118,7 +137,11 @@ class LlmStrategy:
                 heapq.heappush(self._queue, (-self.ledger.priority(hint), next(self._order), hint))
 
     def next_hint(self) -> Hint | None:
-        """The most promising hint not tried yet, re-ranked by what paid off since it was queued."""
+        """The most promising hint not tried yet (re-ranked by what paid off since it was queued), or a retry."""
+        if self._retries and (not self._queue or self._retried < RETRY_SHARE * (self._guided + 1)):
+            self._retries.sort(key=lambda hint: (self._tries[hint], hint not in self._paid, -self.ledger.priority(hint)))
+            self._retried += 1
+            return self._retries.pop(0)
         if not self._queue:
             return None
         self._queue = [(-self.ledger.priority(hint), order, hint) for _, order, hint in self._queue]
@@ -127,16 +150,18 @@ class LlmStrategy:
 
     @property
     def has_hints(self) -> bool:
-        return bool(self._queue)
+        return bool(self._queue or self._retries)
 
     def chooser_with(self, hint: Hint | None, seed: int) -> GuidedChooser:
+        self._context = ""
         if isinstance(hint, OrderingHint):
             schedule, values = self._solved(hint)
-            chooser = GuidedChooser(seed, ordering=hint, schedule=schedule, values=values)
+            plan = [] if schedule else self._retry_inputs(hint)
+            chooser = GuidedChooser(seed, ordering=hint, schedule=schedule, values=values, input_plan=plan)
         elif isinstance(hint, DelayHint):
-            chooser = GuidedChooser(seed, delay=hint)
+            chooser = GuidedChooser(seed, delay=hint, input_plan=self._retry_inputs(hint))
         elif isinstance(hint, FaultHint):
-            chooser = GuidedChooser(seed, fault=hint)
+            chooser = GuidedChooser(seed, fault=hint, input_plan=self._retry_inputs(hint))
         elif isinstance(hint, InputHint):
             chooser = GuidedChooser(seed, input_plan=self._input_plan(hint))
         else:
@@ -156,8 +181,16 @@ class LlmStrategy:
         stats = self._stats_of(hint)
         stats.tried += 1
         stats.useful += int(useful)
+        stats.retried += int(self._tries[hint] > 0)
+        self._guided += 1
+        self._tries[hint] += 1
+        if useful:
+            self._paid.add(hint)
+        if result.bug is None and self._tries[hint] <= MAX_RETRIES:
+            self._retries.append(hint)
         if result.bug is not None and len(stats.found_bugs) < MAX_FOUND:
-            stats.found_bugs.append(f"{shape_of(hint)}: {hint.describe()}")
+            retry = f" (try {self._tries[hint]}{self._context})" if self._tries[hint] > 1 else ""
+            stats.found_bugs.append(f"{shape_of(hint)}: {hint.describe()}{retry}")
 
     def learn(self, result) -> None:  # type: ignore[no-untyped-def]
         """Add an execution to the summary, whoever chose its schedule (hybrid: another engine)."""
@@ -185,10 +218,15 @@ class LlmStrategy:
         """The solver's order of a recent run's steps that meets ``hint``, with that run's other choices.
 
         Empty when no recent run performed every step the hint names, or none can be reordered to meet it.
+        A retry skips the runs it was ordered in before (by count: the n-th try takes the n-th that fits).
         """
+        skip = self._tries[hint]
         for run in reversed(self._recent):
             positions = _positions(run, hint)
             if positions is None:
+                continue
+            if skip > 0:
+                skip -= 1
                 continue
             constraints = [Constraint(before, after) for before, after in zip(positions, positions[1:])]
             solution = schedule_for(run.history, run.created_at, constraints)
@@ -205,6 +243,20 @@ class LlmStrategy:
         for slot in self._slots:
             if slot.parameter.name not in self.summary.inputs:
                 self.summary.inputs[slot.parameter.name] = InputSpec.of(slot.parameter)
+
+    def _retry_inputs(self, hint: Hint) -> list[int | None]:
+        """Input answers for a retry of ``hint``: the n-th retry takes the n-th boundary value of an input.
+
+        The ends of an input's range are where a program most often changes
+        course, so a hint that paid off under one input is tried there next.
+        The first try, and a program without inputs, leave every input random.
+        """
+        contexts = boundary_inputs(self.summary) if self._tries[hint] else []
+        if not contexts:
+            return []
+        context = contexts[(self._tries[hint] - 1) % len(contexts)]
+        self._context = f", {context.describe()}"
+        return self._input_plan(context)
 
     def _input_plan(self, hint: InputHint) -> list[int | None]:
         """Answers for the execution's input choices: the hinted value's for its input, random elsewhere."""
