@@ -41,6 +41,8 @@ def _check(target: str, backend: str, tmp_path: Path, budget: int = 40) -> tuple
         ("wait_as_barrier", "exception", "FileNotFoundError"),
         # The group's own backend decides: new_group(backend="nccl") under a gloo default group.
         ("side_group_as_barrier", "exception", "FileNotFoundError"),
+        # A batch runs on the group's collective stream: rank 0 batches first, rank 1 all_reduces first.
+        ("batch_and_collective_in_rank_order", "deadlock", "batch_isend_irecv runs on its group's collective stream"),
     ],
 )
 def test_correct_under_gloo_is_a_bug_under_nccl(function: str, nccl_kind: str, nccl_says: str, tmp_path) -> None:
@@ -133,6 +135,7 @@ def test_real_gloo_runs_the_programs_gloo_passes(tmp_path) -> None:
     targets = [
         "nccl_vs_gloo.py:isend_before_irecv", "nccl_vs_gloo.py:all_reduce_as_barrier", "nccl_vs_gloo.py:wait_as_barrier",
         "nccl_vs_gloo.py:side_group_as_barrier", "nccl_vs_gloo.py:gloo_side_group_as_barrier",
+        "nccl_vs_gloo.py:batch_and_collective_in_rank_order",
     ]
     context = torch_mp.get_context("spawn")
     queue = context.Queue()

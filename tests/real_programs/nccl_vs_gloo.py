@@ -220,3 +220,31 @@ def gloo_side_group_as_barrier(rank, world_size, backend: Backend = "gloo"):
             assert file.read() == "go"
     return flag
 
+
+def batch_and_collective_in_rank_order(rank, world_size, backend: Backend = "gloo"):
+    """Rank 0 posts a batch_isend_irecv, then all_reduces; rank 1 all_reduces, then posts its batch.
+
+    gloo: the batch runs on gloo's threads, so the all_reduces pair up and the
+    batch completes after. NCCL: batched sends and receives run on the
+    group's collective stream (ProcessGroupNCCL uses the collective
+    communicator for p2p in a coalesced group), so rank 0's all_reduce waits
+    behind its batch, which waits for rank 1's, which waits behind rank 1's
+    all_reduce: a stream hang.
+    """
+    dist.init_process_group(backend, rank=rank, world_size=world_size)
+    peer = 1 - rank
+    mine, theirs, total = torch.full((4,), float(rank)), torch.zeros(4), torch.ones(1)
+
+    def exchange():
+        ops = [dist.P2POp(dist.isend, mine, peer), dist.P2POp(dist.irecv, theirs, peer)]
+        return dist.batch_isend_irecv(ops)
+
+    if rank == 0:
+        requests = exchange()
+        dist.all_reduce(total)
+    else:
+        dist.all_reduce(total)
+        requests = exchange()
+    for request in requests:
+        request.wait()
+    assert theirs.tolist() == [float(peer)] * 4 and total.item() == 2.0

@@ -31,7 +31,7 @@ from dnsse.engine.bugs import Bug, BugKind
 from dnsse.engine.execution import ExecutionAborted
 from dnsse.engine.operation import Access, Operation
 from dnsse.frameworks.torch_dist.ops import MonitoredBarrier
-from dnsse.frameworks.torch_dist.streams import Entry, running, stream_objects, uses_nccl
+from dnsse.frameworks.torch_dist.streams import Entry, collective_stream, running, stream_objects, uses_nccl
 from dnsse.frameworks.torch_dist.work import (
     INPUT_BEFORE_READ,
     INPUT_BEFORE_WRITE,
@@ -264,7 +264,7 @@ class Collectives:
         if async_op:
             part.snapshot = call.read()
             if uses_nccl(state, group):
-                state.streams.enqueue(state.rank, f"coll:{group.name}", f"collectives of {group}", part)
+                state.streams.enqueue(state.rank, *collective_stream(group), part)
             part.agent = StepAgent(
                 execution,
                 f"rank {state.rank} {call.name} #{seq}",

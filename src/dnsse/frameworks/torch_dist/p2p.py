@@ -44,7 +44,7 @@ from dnsse.engine.execution import ExecutionAborted
 from dnsse.engine.operation import Access, Operation
 from dnsse.frameworks.torch_dist.groups import WORLD_NAME
 from dnsse.frameworks.torch_dist.ops import describe, store
-from dnsse.frameworks.torch_dist.streams import Entry, batch_frame, running, stream_objects, uses_nccl
+from dnsse.frameworks.torch_dist.streams import P2P_STREAM, Entry, batch_frame, collective_stream, running, stream_objects, uses_nccl
 from dnsse.frameworks.torch_dist.work import (
     INPUT_BEFORE_READ,
     OUTPUT_AFTER_WRITE,
@@ -168,10 +168,10 @@ def _enqueue(state: RankState, group: Group, peer: int | None, part: Message | R
     """Put a send or receive on its NCCL stream: its pair's, or its batch's."""
     batch = batch_frame()
     if batch is not None or peer is None:
-        key, label = f"coll:{group.name}", f"collectives and batched send/recv of {group}"
+        key, label = collective_stream(group)
     else:
         low, high = sorted((state.rank, peer))
-        key, label = f"p2p:{group.name}:{low}-{high}", f"send/recv between ranks {low} and {high}"
+        key, label = f"{P2P_STREAM}{group.name}:{low}-{high}", f"send/recv between ranks {low} and {high}"
     state.streams.enqueue(state.rank, key, label, part, batch)
 
 

@@ -15,7 +15,7 @@ from dnsse.engine.agent import Agent
 from dnsse.engine.bugs import Bug, BugKind
 from dnsse.frameworks.torch_dist.collectives import Part
 from dnsse.frameworks.torch_dist.p2p import Message, Receive
-from dnsse.frameworks.torch_dist.streams import Enqueued
+from dnsse.frameworks.torch_dist.streams import P2P_STREAM, Enqueued
 from dnsse.frameworks.torch_dist.world import World
 
 
@@ -43,6 +43,8 @@ def explain_stream_hang(world: World, blocked: list[Agent]) -> Bug | None:
                     return mismatch
     details = []
     heads = []
+    # Sends and receives at a stream's head: on a pair's own stream (unbatched), or on the group's (batched).
+    unbatched = batched = False
     for state, _ in stuck:
         for stream in state.streams.by_key.values():
             entry = stream.head()
@@ -50,6 +52,9 @@ def explain_stream_hang(world: World, blocked: list[Agent]) -> Bug | None:
                 continue
             texts = [kernel_text(op) for op in entry.ops if not op.done]
             heads.append(texts[0])
+            if any(isinstance(op, (Message, Receive)) for op in entry.ops):
+                unbatched = unbatched or stream.key.startswith(P2P_STREAM)
+                batched = batched or not stream.key.startswith(P2P_STREAM)
             sites = ", ".join(sorted({op.site for op in entry.ops if not op.done}))
             details.append(
                 f"rank {state.rank}'s NCCL stream for {stream.label} is stuck at {' + '.join(texts)} "
@@ -59,13 +64,17 @@ def explain_stream_hang(world: World, blocked: list[Agent]) -> Bug | None:
         if agent.waiting is not None and getattr(agent, "handle", None) is not None:
             details.append(f"{agent.name}'s host waits for {agent.waiting.describe()}")
     ranks = ", ".join(str(state.rank) for state, _ in stuck)
-    p2p = any(isinstance(op, (Message, Receive)) for _, ops in stuck for op in ops)
-    hint = (
-        "; an unbatched send or recv holds its stream until the peer's matching kernel runs, so peers must "
-        "order them to match or batch them (batch_isend_irecv)"
-        if p2p
-        else ""
-    )
+    hint = ""
+    if unbatched:
+        hint = (
+            "; an unbatched send or recv holds its stream until the peer's matching kernel runs, so peers must "
+            "order them to match or batch them (batch_isend_irecv)"
+        )
+    elif batched:
+        hint = (
+            "; a batch_isend_irecv runs on its group's collective stream, in order with the group's collectives, "
+            "so peers must issue batches and collectives in the same order"
+        )
     return Bug(
         BugKind.DEADLOCK,
         f"NCCL stream hang (the GPU would wait forever): the NCCL streams of ranks {ranks} are stuck, "

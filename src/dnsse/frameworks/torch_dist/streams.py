@@ -148,6 +148,20 @@ class Streams:
         return found
 
 
+# The key prefix of the stream of a pair of ranks' unbatched sends and receives.
+P2P_STREAM = "p2p:"
+
+
+def collective_stream(group: Group) -> tuple[str, str]:
+    """Key and label of a group's stream: its collectives, and its batched sends and receives.
+
+    ProcessGroupNCCL runs the point-to-point operations of a coalesced group
+    (``batch_isend_irecv``) on the collective communicator, so they queue
+    in order with the group's collectives.
+    """
+    return f"coll:{group.name}", f"collectives and batched send/recv of {group}"
+
+
 def uses_nccl(state: RankState, group: Group) -> bool:
     """Do ``group``'s operations on this rank have NCCL's semantics (its own backend, or else the default group's)?"""
     return "nccl" in (group.backend or state.backend)
