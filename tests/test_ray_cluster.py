@@ -12,10 +12,11 @@ from typing import Iterator
 import pytest
 
 from dnsse.search.campaign import Campaign, CampaignConfig, run_campaign
-from dnsse.search.ray_cluster import _run_batch, _settings
+from dnsse.search.ray_cluster import _run_batch, _settings, adopt_semantics
 
 PROGRAMS = Path(__file__).parent / "programs"
 RACE = f"{PROGRAMS}/report_prints.py:main"
+NCCL_PROGRAM = f"{Path(__file__).parent}/real_programs/nccl_vs_gloo.py:item_after_all_reduce"
 
 
 def batch_settings() -> str:
@@ -83,6 +84,17 @@ def test_ray_actors_of_a_directed_search_run_the_rounds_the_worker_processes_run
     assert sum(answer["engines"]["fuzz"]["executions"] + answer["engines"]["symbolic"]["executions"]
                + answer["engines"]["pct"]["executions"] + answer["engines"]["advisor"]["executions"]
                for answer in answers) == 3 * ROUND * 2
+
+
+@pytest.mark.parametrize("backend", ["gloo", "nccl"])
+def test_a_batch_reports_the_torch_semantics_its_executions_modelled(backend: str) -> None:
+    """The driver's report names the semantics the tasks' executions used, as without a cluster."""
+    config = CampaignConfig(target=NCCL_PROGRAM, strategy="random", seed=1, inputs={"backend": backend})
+    campaign = Campaign(config)
+    reports = json.loads(_run_batch(_settings(config, campaign.target), 0, 2))
+    assert reports[-1]["semantics"] == backend
+    adopt_semantics(campaign, reports[-1])
+    assert campaign.result("random", 2).semantics == backend
 
 
 @pytest.fixture(scope="module")
@@ -196,3 +208,25 @@ def test_a_directed_search_on_two_ray_workers_runs_what_two_worker_processes_run
     assert ray_run["engines"] == local["engines"]
     assert ray_run["search"]["shared_corpus_entries"] == local["search"]["shared_corpus_entries"] >= 1
     assert {(b["kind"], b["message"]) for b in ray_run["bugs"]} == {(b["kind"], b["message"]) for b in local["bugs"]}
+
+
+@pytest.mark.ray
+@pytest.mark.parametrize("strategy", ["random", "hybrid"])
+def test_the_json_report_names_the_torch_semantics_on_a_cluster_as_without_one(
+    strategy: str, cluster: str, tmp_path: Path
+) -> None:
+    """Batches of tasks (random) and rounds of actors (hybrid) both pass the semantics up."""
+    reports = {}
+    for where in ("local", "cluster"):
+        command = [
+            sys.executable, "-m", "dnsse.cli", "check", NCCL_PROGRAM, "--input", "backend=nccl", "--strategy", strategy,
+            "--budget", "4", "--out", str(tmp_path / where), "--json", str(tmp_path / f"{where}.json"), "--quiet",
+        ]
+        if where == "cluster":
+            command += ["--ray-address", cluster, "--workers", "1"]
+        ran = subprocess.run(
+            command, capture_output=True, text=True, timeout=600, env={**os.environ, "RAY_AUTH_MODE": "disabled"}
+        )
+        assert ran.returncode == 0, ran.stdout + ran.stderr[-3000:]
+        reports[where] = json.loads((tmp_path / f"{where}.json").read_text())
+    assert reports["local"]["semantics"] == reports["cluster"]["semantics"] == "nccl"

@@ -113,6 +113,7 @@ def run_on_ray(
             first = flying.pop(ready[0])
             finished[first] = json.loads(ray.get(ready[0]))
             if finished[first]:
+                adopt_semantics(campaign, finished[first][-1])
                 totals.update(first, finished[first][-1])
                 calls.spent(first, finished[first][-1].get("advisor"))
             while turn in finished and not stopped:
@@ -280,6 +281,18 @@ def report_of(index: int, result: ExecutionResult, elapsed_s: float) -> dict:
     }
 
 
+def semantics_of(campaign: Campaign) -> str | None:
+    """What a task's executions modelled (torch: "gloo" or "nccl"), for the driver's report."""
+    return getattr(campaign.framework, "semantics", None)
+
+
+def adopt_semantics(campaign: Campaign, last_report: dict) -> None:
+    """The driver's framework takes over what a task's executions modelled, so the report says it as without a cluster."""
+    adopt = getattr(campaign.framework, "adopt_semantics", None)
+    if adopt is not None and last_report.get("semantics") is not None:
+        adopt(last_report["semantics"])
+
+
 def arcs_of(campaign: Campaign) -> dict[str, list[list[int]]]:
     """Every arc the task's recorder saw, as JSON lists."""
     if campaign.recorder is None:
@@ -318,6 +331,6 @@ def _run_batch(settings_text: str, first: int, size: int, model_calls: int = 0) 
         close()
     if reports:
         reports[-1].update(
-            arcs=arcs_of(campaign), notes=notes_of(strategy), engines=engine_report(strategy), advisor=advisor_report(strategy)
+            arcs=arcs_of(campaign), semantics=semantics_of(campaign), notes=notes_of(strategy), engines=engine_report(strategy), advisor=advisor_report(strategy)
         )
     return json.dumps(reports)

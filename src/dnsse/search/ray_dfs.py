@@ -25,7 +25,7 @@ from dnsse.search.dfs import DfsStrategy
 from dnsse.search.dfs_share import DfsShare, Unit
 from dnsse.search.dfs_slice import Slice, SliceLimits, run_slice
 from dnsse.search.parallel import merge_reported_arcs, result_from_report
-from dnsse.search.ray_cluster import _connect, _settings, arcs_of, campaign_for, report_of
+from dnsse.search.ray_cluster import _connect, _settings, adopt_semantics, arcs_of, campaign_for, report_of, semantics_of
 
 # Executions per task: a few, since a task's frontier can only be divided once it returns.
 SLICE = 8
@@ -66,6 +66,8 @@ def run_dfs_on_ray(
             ready, _ = ray.wait(list(flying), num_returns=1)  # type: ignore[attr-defined]
             unit, _ = flying.pop(ready[0])
             answer = json.loads(ray.get(ready[0]))  # type: ignore[attr-defined]
+            if answer["reports"]:
+                adopt_semantics(campaign, answer["reports"][-1])
             for report in answer["reports"]:
                 executions += 1
                 result = result_from_report(report)
@@ -108,5 +110,5 @@ def _run_dfs_slice(settings_text: str, prefix: list[dict], size: int) -> str:
     with campaign.framework.activate():
         done = run_slice(campaign.config.preemption_bound, prefix, SliceLimits(size), execute)
     if reports:
-        reports[-1]["arcs"] = arcs_of(campaign)
+        reports[-1].update(arcs=arcs_of(campaign), semantics=semantics_of(campaign))
     return json.dumps({"reports": reports, "slice": done.to_json()})

@@ -39,7 +39,7 @@ from dnsse.search.campaign import (
 )
 from dnsse.search.corpus_share import ROUND, Merger, Sharing
 from dnsse.search.parallel import execution_report, new_arcs
-from dnsse.search.ray_cluster import _connect, _settings, config_of, take_report
+from dnsse.search.ray_cluster import _connect, _settings, adopt_semantics, config_of, semantics_of, take_report
 from dnsse.search.registry import make_strategy
 from dnsse.search.strategy import Strategy, notes_of
 from dnsse.search.worker_totals import WorkerTotals
@@ -80,6 +80,7 @@ def run_directed_on_ray(
                     stopped = True
                     break
             for worker, answer in enumerate(answers):
+                adopt_semantics(campaign, answer)
                 totals.update(worker, answer)
             if stopped:
                 break
@@ -136,5 +137,6 @@ class ShardWorker:
                 "notes": notes_of(self.strategy),
                 "engines": engine_report(self.strategy),
                 "advisor": advisor_report(self.strategy),
+                "semantics": semantics_of(self.campaign),
             }
         )
