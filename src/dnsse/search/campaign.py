@@ -358,13 +358,18 @@ def prepared_campaign(
     on_bug: Callable[[FoundBug], None] | None = None,
     on_start: Callable[[LoadedTarget, Framework], None] | None = None,
     feedback: bool = False,
+    on_loaded: Callable[[], None] | None = None,
 ) -> Campaign:
     """A campaign whose target is loaded and checked (:meth:`Campaign.prepare`), then announced to ``on_start``.
 
     How every campaign whose executions run elsewhere (worker processes, Ray
     tasks) begins: a target that cannot load is bad input before any worker starts.
+    ``on_loaded`` runs once the target's framework is imported, before its
+    module runs (worker processes start their fork server then, to overlap).
     """
     campaign = Campaign(config, on_bug, feedback=feedback)
+    if on_loaded is not None:
+        on_loaded()
     with campaign.framework.activate():
         campaign.prepare()
         if on_start is not None:

@@ -73,7 +73,7 @@ from dnsse.search.campaign import (
 from dnsse.search.registry import make_strategy
 from dnsse.search.strategy import Strategy, notes_of
 from dnsse.search.worker_death import MAX_DEATHS_WITHOUT_PROGRESS, WorkerFiles, death_message
-from dnsse.search.worker_pool import WorkerPool
+from dnsse.search.worker_pool import WorkerPool, start_fork_server
 from dnsse.search.worker_totals import WorkerTotals
 from dnsse.search.corpus_share import Sharing, round_of, sharded
 from dnsse.search.parallel_rounds import RoundKeeper, RoundWorker
@@ -108,7 +108,7 @@ def run_parallel(
         from dnsse.search.parallel_dfs import run_parallel_dfs
 
         return run_parallel_dfs(config, on_bug, on_start, on_execution, control)
-    campaign = prepared_campaign(config, on_bug, on_start, feedback=wants_feedback(strategy))
+    campaign = prepared_campaign(config, on_bug, on_start, feedback=wants_feedback(strategy), on_loaded=start_fork_server)
     workers = config.workers if config.budget is None else min(config.workers, config.budget)
     # Workers compare the time budget with the wall clock, the one clock every process shares.
     deadline = (

@@ -41,7 +41,7 @@ from dnsse.search.parallel import (
     worker_settings,
 )
 from dnsse.search.worker_death import MAX_DEATHS_WITHOUT_PROGRESS, death_message
-from dnsse.search.worker_pool import WorkerPool
+from dnsse.search.worker_pool import WorkerPool, start_fork_server
 
 if TYPE_CHECKING:
     from dnsse.search.control import CampaignControl
@@ -60,7 +60,7 @@ def run_parallel_dfs(
     control: CampaignControl | None = None,
 ) -> CampaignResult:
     """The ``dfs`` campaign of :func:`~dnsse.search.campaign.run_campaign`, divided among ``config.workers``."""
-    campaign = prepared_campaign(config, on_bug, on_start)
+    campaign = prepared_campaign(config, on_bug, on_start, on_loaded=start_fork_server)
     workers = config.workers
     pool = WorkerPool(
         dfs_worker_main,

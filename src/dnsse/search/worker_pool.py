@@ -15,9 +15,18 @@ A pool made with ``inbox=True`` also gives each worker a pipe of its own
 from the parent (:meth:`WorkerPool.send`), read only by that worker: a
 worker that dies takes nothing of another's with it.
 
-Processes are spawned, never forked: the parent has threads (torch's pools,
+Workers are never forked from the parent: it has threads (torch's pools,
 agents of past executions unwinding) that a fork would copy in whatever
-state they were in.
+state they were in. They are forked from multiprocessing's fork server
+instead, a process started fresh that imports once the modules workers need
+(dnsse's, and torch when the parent has it) and runs nothing else, so a
+worker starts in milliseconds instead of importing torch anew, and each
+worker is still a fresh process: its death is seen as before (its pipe
+closes, the server reports its exit status or signal). The server is
+started with SIGINT blocked, which its workers inherit, so Ctrl-C reaches
+the parent only. Where there is no fork server (not POSIX), workers are
+spawned. :func:`start_fork_server` starts it early, while the parent loads
+the target.
 """
 
 from __future__ import annotations
@@ -28,6 +37,7 @@ import json
 import multiprocessing
 import shutil
 import signal
+import sys
 import tempfile
 import threading
 import time
@@ -51,7 +61,7 @@ class WorkerPool:
     """Worker processes running ``body``; ``settings(worker, start, files)`` says what each one runs."""
 
     def __init__(self, body: Body, settings: Callable[[int, int, WorkerFiles], str], inbox: bool = False) -> None:
-        self._context = multiprocessing.get_context("spawn")
+        self._context = multiprocessing.get_context(start_method())
         self._body = body
         self._settings = settings
         self._inbox = inbox
@@ -84,6 +94,8 @@ class WorkerPool:
             daemon=True,
         )
         with _sigint_blocked():
+            if self._context.get_start_method() == "forkserver":
+                start_fork_server()
             process.start()
         writer.close()  # the worker holds the only writing end: its death closes the pipe
         if self._inbox:
@@ -162,6 +174,30 @@ class WorkerPool:
             inbox.close()
 
 
+def start_method() -> str:
+    return "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+
+
+def start_fork_server() -> None:
+    """Start the fork server workers are forked from, if it is not running, importing what they need.
+
+    What they need is what this process imported of dnsse, torch and numpy
+    (the framework of the target is loaded by then); a later campaign of this
+    process reuses the server.
+    """
+    if start_method() != "forkserver":
+        return
+    from multiprocessing import forkserver
+
+    modules = sorted(
+        name for name in sys.modules if name.split(".")[0] in ("dnsse", "torch", "numpy") and "._" not in name
+    )
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(modules)  # applies when the server starts
+    with _sigint_blocked():
+        forkserver.ensure_running()
+
+
 @contextlib.contextmanager
 def _sigint_blocked() -> Iterator[None]:
     """Start workers with SIGINT blocked (they inherit the mask), so Ctrl-C stops them through the parent.
@@ -172,8 +208,8 @@ def _sigint_blocked() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield  # only the main thread handles signals; a campaign run from another thread keeps them as they are
         return
-    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
