@@ -19,7 +19,7 @@ def _snapshot(model):
 def checkpoint_on_side_group(rank, world_size, steps: int = 2):
     """The writer agrees on a side group of its own: correct, whatever the interleaving."""
     dist.init_process_group("gloo", rank=rank, world_size=world_size)
-    side = dist.new_group(list(range(world_size)))
+    side = dist.new_group(list(range(world_size)), backend="gloo")
     torch.manual_seed(0)
     model = torch.nn.Linear(4, 2)
     writer = None
