@@ -15,10 +15,13 @@ def target(name: str) -> str:
     return str(TARGETS / name)
 
 
-def run_cli(*arguments: str, cwd: Path | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
+def run_cli(
+    *arguments: str, cwd: Path | None = None, timeout: float = 300, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
     """The real command, in a child process; a hang fails the test instead of stalling it."""
     return subprocess.run(
-        [sys.executable, "-m", "dnsse.cli", *arguments], capture_output=True, text=True, cwd=cwd, timeout=timeout
+        [sys.executable, "-m", "dnsse.cli", *arguments], capture_output=True, text=True, cwd=cwd, timeout=timeout,
+        env=env,
     )
 
 

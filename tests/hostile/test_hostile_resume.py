@@ -1,18 +1,19 @@
 """--resume continues every strategy where it stopped: the resumed campaign finds what the uninterrupted one finds.
 
-The campaign is interrupted once its saved state counts a few executions
-(whenever that is: nothing here depends on timing), then resumed with the
-same command. Bugs, executions, and the per-engine counts of coverage-guided
+The campaign is interrupted by its own target, which presses Ctrl-C in its
+Nth run (see targets/slow.py), so at the same execution however fast the
+machine is, then resumed with the same command. Counting its runs is part
+of the target's behaviour (it touches a file), so every campaign compared
+counts them: the uninterrupted one towards a count it never reaches. Bugs, executions, and the per-engine counts of coverage-guided
 strategies must equal those of the same campaign run without a stop.
 """
 
 from __future__ import annotations
 
 import json
-import signal
+import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -20,50 +21,53 @@ from hostile_cli import output, run_cli, target
 
 RACY = [target("slow.py:racy"), "--input", "rounds=30", "--keep-going", "--budget", "40"]
 LOCKED = [target("slow.py:locked"), "--input", "workers=2", "--input", "rounds=4", "--budget", "5000"]
-# How long to wait for a campaign to save its first executions before giving up (a hang, not a measure).
+# How long an interrupted campaign may take (a hang, not a measure).
 PATIENCE_S = 300
 
 
-def _interrupted(arguments: list[str], out: Path, report: Path, after: int) -> None:
-    """Run the campaign until its saved state counts ``after`` executions, then Ctrl-C it."""
+def counting(runs: Path, at: int) -> dict[str, str]:
+    """The environment in which the target counts its runs in ``runs`` and presses Ctrl-C in run ``at``."""
+    return {**os.environ, "INTERRUPT_AT": f"{runs}:{at}"}
+
+
+def _interrupted(arguments: list[str], out: Path, report: Path, after: int) -> dict[str, str]:
+    """Run the campaign until its target presses Ctrl-C in its ``after``-th run; the environment to resume it in."""
+    env = counting(out.parent / f"{out.name}.runs", after)
     process = subprocess.Popen(
         [sys.executable, "-m", "dnsse.cli", "check", *arguments, "--out", str(out), "--json", str(report)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True, env=env,
     )
-    state = out / "campaign.state"
-    waited = 0.0
-    while waited < PATIENCE_S and process.poll() is None:
-        try:
-            if json.loads(state.read_text())["executions"] >= after:
-                break
-        except (OSError, ValueError):
-            pass  # not written yet
-        time.sleep(0.05)
-        waited += 0.05
-    process.send_signal(signal.SIGINT)
     stdout, stderr = process.communicate(timeout=PATIENCE_S)
     assert process.returncode == 130, stdout + stderr
-    assert json.loads(state.read_text())["executions"] >= after
+    assert "--resume" in stderr
+    executions = json.loads((out / "campaign.state").read_text())["executions"]
+    assert executions >= 1 and json.loads(report.read_text())["executions"] == executions
+    return env
 
 
 def _outcome(report: Path) -> tuple:
     data = json.loads(report.read_text())
     bugs = [(bug["execution"], bug["kind"], bug["message"]) for bug in data["bugs"]]
-    return data["executions"], bugs, data.get("engines"), data.get("verified")
+    # The advisors' counts (hints proposed, tried, solved, useful) show whether they went on where they were.
+    return data["executions"], bugs, data.get("engines"), data.get("advisor"), data.get("verified")
 
 
 @pytest.mark.parametrize(
-    ("strategy", "arguments"), [("hybrid", RACY), ("fuzz", RACY), ("symbolic", RACY), ("dfs", LOCKED)]
+    ("strategy", "arguments"),
+    [("hybrid", RACY), ("llm", RACY), ("fuzz", RACY), ("symbolic", RACY), ("dfs", LOCKED)],
 )
 def test_a_resumed_campaign_finds_what_the_uninterrupted_one_finds(
     strategy: str, arguments: list[str], tmp_path: Path
 ) -> None:
     campaign = [*arguments, "--strategy", strategy]
-    whole = run_cli("check", *campaign, "--out", str(tmp_path / "a"), "--json", str(tmp_path / "a.json"))
+    whole = run_cli(
+        "check", *campaign, "--out", str(tmp_path / "a"), "--json", str(tmp_path / "a.json"),
+        env=counting(tmp_path / "a.runs", 10**9),
+    )
     assert whole.returncode in (0, 1), output(whole)
     out, report = tmp_path / "b", tmp_path / "b.json"
-    _interrupted(campaign, out, report, after=5)
-    resumed = run_cli("check", *campaign, "--resume", str(out), "--json", str(report))
+    env = _interrupted(campaign, out, report, after=5)
+    resumed = run_cli("check", *campaign, "--resume", str(out), "--json", str(report), env=env)
     assert resumed.returncode == whole.returncode, output(resumed)
     assert _outcome(report) == _outcome(tmp_path / "a.json")
     assert not (out / "campaign.state").exists()
@@ -72,8 +76,8 @@ def test_a_resumed_campaign_finds_what_the_uninterrupted_one_finds(
 def test_a_resumed_dfs_search_still_verifies(tmp_path: Path) -> None:
     campaign = [*LOCKED, "--strategy", "dfs"]
     out, report = tmp_path / "traces", tmp_path / "report.json"
-    _interrupted(campaign, out, report, after=5)
-    resumed = run_cli("check", *campaign, "--resume", str(out), "--json", str(report))
+    env = _interrupted(campaign, out, report, after=5)
+    resumed = run_cli("check", *campaign, "--resume", str(out), "--json", str(report), env=env)
     assert resumed.returncode == 0, output(resumed)
     data = json.loads(report.read_text())
     assert data["verified"] is not None and data["verified"]["executions"] == data["executions"]
@@ -83,10 +87,11 @@ def test_a_resumed_dfs_search_still_verifies(tmp_path: Path) -> None:
 def test_a_damaged_learnt_state_is_bad_input(tmp_path: Path) -> None:
     campaign = [*RACY, "--strategy", "hybrid"]
     out = tmp_path / "traces"
-    _interrupted(campaign, out, tmp_path / "report.json", after=2)
+    env = _interrupted(campaign, out, tmp_path / "report.json", after=2)
     state = json.loads((out / "campaign.state").read_text())
     state["strategy_state"]["corpus"] = [{"choices": "none"}]
     (out / "campaign.state").write_text(json.dumps(state))
-    resumed = run_cli("check", *campaign, "--resume", str(out))
+    resumed = run_cli("check", *campaign, "--resume", str(out), env=env)
     assert resumed.returncode == 2, output(resumed)
     assert "what the hybrid strategy learnt is damaged" in resumed.stderr
+

@@ -25,7 +25,6 @@ executions while untried hints remain, and every execution once none remain.
 from __future__ import annotations
 
 import heapq
-import itertools
 import sys
 from collections import Counter, deque
 from dataclasses import dataclass
@@ -40,9 +39,10 @@ from dnsse.advisor.offline import OfflineAdvisor, boundary_inputs
 from dnsse.advisor.stats import MAX_FOUND, AdvisorStats
 from dnsse.advisor.steps import StepLog
 from dnsse.advisor.summary import InputSpec, RunSummary, Step, code_lines
-from dnsse.engine.choices import ChoiceKind
+from dnsse.engine.choices import Choice, ChoiceKind
 from dnsse.engine.operation import Operation
 from dnsse.search.guided import GuidedChooser
+from dnsse.search.saved_advice import advice_state, restore_advice
 from dnsse.search.saved_learning import Rerun
 from dnsse.search.schedules import Constraint, Schedule, schedule_for
 from dnsse.search.strategy import execution_seed
@@ -80,6 +80,7 @@ class _Run:
     steps: list[Step]
     positions: list[int]
     values: list[tuple[str, int]]
+    choices: list[Choice]  # to run it again at --resume (see dnsse.search.saved_advice)
 
 
 class LlmStrategy:
@@ -101,7 +102,7 @@ class LlmStrategy:
         # Attached to every execution by the campaign: the steps the summary is built from.
         self.log = StepLog()
         self._queue: list[tuple[float, int, Hint]] = []
-        self._order = itertools.count()
+        self.next_order = 0  # ties of priority go in the order hints were queued
         self._slots: list = []
         self._recent: deque[_Run] = deque(maxlen=RECENT_RUNS)
         self._current: tuple[GuidedChooser, Hint | None] | None = None
@@ -134,7 +135,8 @@ class LlmStrategy:
         """Queue what the advisors say about the runs so far (a model's answer may come later)."""
         for advisor in self.advisors:
             for hint in advisor.advise(self.summary):
-                heapq.heappush(self._queue, (-self.ledger.priority(hint), next(self._order), hint))
+                heapq.heappush(self._queue, (-self.ledger.priority(hint), self.next_order, hint))
+                self.next_order += 1
 
     def next_hint(self) -> Hint | None:
         """The most promising hint not tried yet (re-ranked by what paid off since it was queued), or a retry."""
@@ -197,18 +199,21 @@ class LlmStrategy:
         self._learn_inputs(result)
         values = [(choice.kind, choice.index) for choice in result.choices if choice.kind != ChoiceKind.AGENT]
         self._recent.append(
-            _Run(list(result.history), list(result.created_at), self.log.steps, self.log.positions, values)
+            _Run(
+                list(result.history), list(result.created_at), self.log.steps, self.log.positions, values,
+                list(result.choices),
+            )
         )
         bug = result.bug.render().splitlines()[0] if result.bug is not None else None
         askers = [choice.chosen.agent for choice in result.choices if choice.kind == ChoiceKind.FAULT and choice.chosen]
         self.summary.observe(self.log.steps, bug, askers)
 
     def state(self) -> dict:
-        """Nothing yet: what the advisors learnt (summary, queued hints, ledger) is learnt anew after --resume."""
-        return {}
+        """What the advisors learnt (summary, queued hints, ledger, recent runs), as JSON (see dnsse.search.saved_advice)."""
+        return advice_state(self)
 
     def restore(self, state: dict, rerun: Rerun) -> None:
-        """See :meth:`state`."""
+        restore_advice(self, state, rerun)
 
     def close(self) -> None:
         if self.model is not None:

@@ -1,9 +1,29 @@
-"""A campaign long enough to be interrupted, with a bug that shows up in some executions only."""
+"""A campaign long enough to be interrupted, with a bug that shows up in some executions only.
 
+With ``INTERRUPT_AT=PATH:N`` in the environment, the Nth run of the target
+(counted in the file PATH) presses Ctrl-C, as at a terminal: SIGINT to every
+process of its group. A test interrupts a campaign at the same execution so,
+however fast the machine is. Without it the targets do nothing of the kind.
+"""
+
+import os
+import signal
 import threading
 
 
+def _interrupt_when_counted() -> None:
+    setting = os.environ.get("INTERRUPT_AT")
+    if not setting:
+        return
+    path, _, at = setting.rpartition(":")
+    with open(path, "a", encoding="utf-8") as counter:
+        counter.write("x")
+    # No branch on the count (signal 0 sends nothing): the run that presses Ctrl-C covers what the others do.
+    os.killpg(os.getpgrp(), signal.SIGINT * (os.path.getsize(path) == int(at)))
+
+
 def racy(rounds: int = 300) -> None:
+    _interrupt_when_counted()
     lock = threading.Lock()
     counter = [0]
 
@@ -24,6 +44,7 @@ def racy(rounds: int = 300) -> None:
 
 def locked(rounds: int = 2, workers: int = 3) -> None:
     """Correct: dfs verifies it, in enough executions to be interrupted on the way."""
+    _interrupt_when_counted()
     lock = threading.Lock()
     counter = [0]
 
