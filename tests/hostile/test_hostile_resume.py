@@ -95,3 +95,64 @@ def test_a_damaged_learnt_state_is_bad_input(tmp_path: Path) -> None:
     assert resumed.returncode == 2, output(resumed)
     assert "what the hybrid strategy learnt is damaged" in resumed.stderr
 
+
+@pytest.mark.parametrize("strategy", ["random", "pct"])
+def test_a_resumed_campaign_of_two_workers_runs_what_the_uninterrupted_one_runs(strategy: str, tmp_path: Path) -> None:
+    # Each worker goes on at its next execution with what it had learnt; bugs are compared as a set,
+    # since which worker reports a bug first is a matter of timing.
+    campaign = [*RACY, "--strategy", strategy, "--workers", "2"]
+    whole = run_cli(
+        "check", *campaign, "--out", str(tmp_path / "a"), "--json", str(tmp_path / "a.json"),
+        env=counting(tmp_path / "a.runs", 10**9),
+    )
+    assert whole.returncode in (0, 1), output(whole)
+    out, report = tmp_path / "b", tmp_path / "b.json"
+    env = _interrupted(campaign, out, report, after=8)
+    learnt = json.loads((out / "campaign.state").read_text())["strategy_state"]["learnt"]
+    assert sorted(learnt) == ["0", "1"]
+    resumed = run_cli("check", *campaign, "--resume", str(out), "--json", str(report), env=env)
+    assert resumed.returncode == whole.returncode, output(resumed)
+
+    def outcome(path: Path) -> tuple:
+        data = json.loads(path.read_text())
+        bugs = sorted((bug["kind"], bug["message"]) for bug in data["bugs"])
+        return data["executions"], bugs, data["search"], data["coverage"]
+
+    assert outcome(report) == outcome(tmp_path / "a.json")
+    if strategy == "random":
+        assert outcome(report)[1] == [("exception", "AssertionError: lost update: 1")]
+    assert not (out / "campaign.state").exists()
+
+
+def test_a_state_is_resumed_only_with_the_workers_that_saved_it(tmp_path: Path) -> None:
+    campaign = [*RACY, "--strategy", "random"]
+    out = tmp_path / "traces"
+    env = _interrupted(campaign, out, tmp_path / "report.json", after=3)
+    resumed = run_cli("check", *campaign, "--workers", "2", "--resume", str(out), env=env)
+    assert resumed.returncode == 2, output(resumed)
+    assert "saved by a campaign with --workers 1, not 2" in resumed.stderr
+
+
+@pytest.mark.parametrize(
+    ("options", "says"),
+    [
+        (["--ray-address", "auto"], "--resume does not apply to --ray-address"),
+        (["--workers", "2", "--strategy", "dfs"], "--resume does not apply to dfs with --workers yet"),
+    ],
+)
+def test_a_campaign_that_cannot_be_resumed_says_so(options: list[str], says: str, tmp_path: Path) -> None:
+    campaign = [*LOCKED, "--strategy", "dfs"]
+    out = tmp_path / "traces"
+    env = _interrupted(campaign, out, tmp_path / "report.json", after=3)
+    resumed = run_cli("check", *campaign, *options, "--resume", str(out), env=env)
+    assert resumed.returncode == 2, output(resumed)
+    assert says in resumed.stderr and "Traceback" not in resumed.stderr
+
+
+def test_a_directed_search_of_two_workers_cannot_be_resumed_and_says_so(tmp_path: Path) -> None:
+    campaign = [*RACY, "--strategy", "hybrid"]
+    out = tmp_path / "traces"
+    env = _interrupted(campaign, out, tmp_path / "report.json", after=3)
+    resumed = run_cli("check", *campaign, "--workers", "2", "--resume", str(out), env=env)
+    assert resumed.returncode == 2, output(resumed)
+    assert "--resume does not apply to hybrid with --workers" in resumed.stderr and "Traceback" not in resumed.stderr

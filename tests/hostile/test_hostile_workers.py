@@ -85,8 +85,9 @@ def test_ctrl_c_stops_a_campaign_of_two_workers_with_its_report(tmp_path: Path) 
     process.send_signal(signal.SIGINT)
     stdout, stderr = process.communicate(timeout=240)
     assert process.returncode == 130, stdout + stderr
-    assert "interrupted after" in stderr and "cannot be resumed" in stderr
+    assert "interrupted after" in stderr and "--resume" in stderr
     assert json.loads(report.read_text())["executions"] < 100000
+    assert (tmp_path / "traces" / "campaign.state").is_file()
 
 
 def test_a_worker_that_dies_in_a_divided_directed_search_is_replaced_and_the_rounds_go_on(tmp_path: Path) -> None:
@@ -101,3 +102,4 @@ def test_a_worker_that_dies_in_a_divided_directed_search_is_replaced_and_the_rou
     assert data["strategy"] == "hybrid" and data["executions"] == 48
     assert "crash" in {bug["kind"] for bug in data["bugs"]}
     assert data["search"]["merged_rounds"] >= 2
+

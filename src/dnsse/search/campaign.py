@@ -441,7 +441,7 @@ def run_campaign(
             control.after(campaign, strategy, executions, result, last=stop)
             if stop:
                 break
-    control.finish(campaign, strategy, executions)
+    control.finish(lambda: control.save(campaign, strategy, executions))
     close = getattr(strategy, "close", None)
     if close is not None:
         close()

@@ -16,7 +16,7 @@ import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from dnsse.engine.bugs import Bug, BugKind
 from dnsse.engine.choices import Choice, Chooser, FirstChooser
@@ -63,35 +63,44 @@ class CampaignControl:
 
     def restore(self, campaign: Campaign, strategy: Strategy) -> int:
         """Put a resumed campaign's bugs, clock and strategy state back; the executions already done."""
+        saved = self.adopt(campaign, strategy.name)
+        if saved is None:
+            return 0
+        restore = getattr(strategy, "restore", None)
+        if restore is not None and saved.strategy_state:
+            try:
+                restore(saved.strategy_state, rerun_for(campaign))
+                if saved.coverage and campaign.coverage_map is not None:
+                    restore_coverage(campaign.coverage_map, saved.coverage)
+            except (ValueError, TypeError, KeyError, IndexError, AttributeError) as error:
+                raise self.damaged(strategy.name, error) from None
+        return saved.executions
+
+    def adopt(self, campaign: Campaign, strategy: str, workers: int = 1) -> SavedCampaign | None:
+        """The saved state of a resumed campaign, its bugs, clock and inconclusive runs put back; BadInput for another campaign's."""
         from dnsse.search.campaign import FoundBug, InconclusiveRun
 
         saved = self.resume
         if saved is None:
-            return 0
+            return None
         refusal = saved.refusal(
-            str(campaign.target.spec), campaign.framework.name, strategy.name, campaign.config.seed,
-            campaign.config.world_size,
+            str(campaign.target.spec), campaign.framework.name, strategy, campaign.config.seed,
+            campaign.config.world_size, workers,
         )
         if refusal is not None:
             raise BadInput(f"--resume {self.out}: the saved campaign is another one: {refusal}")
-        restore = getattr(strategy, "restore", None)
-        if restore is not None and saved.strategy_state:
-            try:
-                restore(saved.strategy_state, _rerun(campaign))
-                if saved.coverage and campaign.coverage_map is not None:
-                    restore_coverage(campaign.coverage_map, saved.coverage)
-            except (ValueError, TypeError, KeyError, IndexError, AttributeError) as error:
-                raise BadInput(
-                    f"--resume {self.out}: what the {strategy.name} strategy learnt is damaged ({error}); "
-                    "run the campaign again"
-                ) from None
         campaign.started -= saved.elapsed_s
         for bug in saved.bugs:
             found = FoundBug(bug.to_bug(), bug.execution, Path(bug.trace), bug.elapsed_s, bug.inputs)
             campaign.adopt(found)
         campaign.inconclusive.extend(InconclusiveRun.from_json(raw) for raw in saved.inconclusive)
         self._bugs_saved = len(saved.bugs)
-        return saved.executions
+        return saved
+
+    def damaged(self, strategy: str, error: Exception) -> BadInput:
+        return BadInput(
+            f"--resume {self.out}: what the {strategy} strategy learnt is damaged ({error}); run the campaign again"
+        )
 
     def started(self, campaign: Campaign) -> None:
         """In a supervised process: leave what the supervisor needs to write the trace of a crash."""
@@ -134,33 +143,46 @@ class CampaignControl:
         self, campaign: Campaign, strategy: Strategy, executions: int, result: ExecutionResult, last: bool
     ) -> None:
         """Bookkeeping after each execution; ``last`` when the loop stops after it anyway."""
-        now = time.perf_counter()
-        if len(campaign.found) > self._bugs_saved or now - self._saved_at >= self._save_every_s:
+        if self.due(campaign):
             self.save(campaign, strategy, executions)
         # Memory a program exhausted may stay with the process (the allocator keeps its heap): start afresh.
         if (result.abandoned or is_exhausted(result.bug)) and not last and self.restartable:
             self.save(campaign, strategy, executions)
             raise RestartNeeded(", ".join(result.abandoned) or "memory exhausted")
 
+    def due(self, campaign: Campaign) -> bool:
+        """Whether the state should be saved now: a new bug, or a while since the last save."""
+        return len(campaign.found) > self._bugs_saved or time.perf_counter() - self._saved_at >= self._save_every_s
+
     def save(self, campaign: Campaign, strategy: Strategy, executions: int) -> None:
+        state = getattr(strategy, "state", None)
+        coverage = campaign.coverage_map
+        learnt = state() if state is not None and self.saving else {}
+        self.save_learnt(
+            campaign, strategy.name, executions, learnt, coverage_state(coverage) if coverage is not None else {}
+        )
+
+    def save_learnt(
+        self, campaign: Campaign, strategy: str, executions: int, learnt: dict, coverage: dict, workers: int = 1
+    ) -> None:
+        """Save the campaign with what its strategy learnt (``learnt``, ``coverage``: JSON)."""
         if not self.saving:
             return
         began = time.perf_counter()
-        state = getattr(strategy, "state", None)
-        coverage = campaign.coverage_map
         save_state(
             SavedCampaign(
                 target=str(campaign.target.spec),
                 framework=campaign.framework.name,
-                strategy=strategy.name,
+                strategy=strategy,
                 seed=campaign.config.seed,
                 world_size=campaign.config.world_size,
                 executions=executions,
                 elapsed_s=time.perf_counter() - campaign.started,
                 bugs=[_saved(found) for found in campaign.found],
-                strategy_state=state() if state is not None else {},
+                strategy_state=learnt,
                 inconclusive=[run.to_json() for run in campaign.inconclusive],
-                coverage=coverage_state(coverage) if coverage is not None else {},
+                coverage=coverage,
+                workers=workers,
             ),
             self.out,
         )
@@ -169,15 +191,15 @@ class CampaignControl:
         self._save_every_s = max(SAVE_EVERY_S, SAVE_COST_SHARE * (self._saved_at - began))
         self._bugs_saved = len(campaign.found)
 
-    def finish(self, campaign: Campaign, strategy: Strategy, executions: int) -> None:
-        """Keep the state of an interrupted campaign for --resume; a finished one needs none."""
+    def finish(self, save: Callable[[], None]) -> None:
+        """Keep the state of an interrupted campaign for --resume (``save()``); a finished one needs none."""
         if self.stop_signal is not None:
-            self.save(campaign, strategy, executions)
+            save()
         elif self.saving:
             discard_state(self.out)
 
 
-def _rerun(campaign: Campaign) -> Rerun:
+def rerun_for(campaign: Campaign) -> Rerun:
     """Runs the target along recorded choices, as the strategies that rebuild what they learnt need."""
 
     def rerun(choices: list[Choice], concolic: bool | Concolic) -> ExecutionResult:

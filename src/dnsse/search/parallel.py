@@ -38,6 +38,7 @@ import itertools
 import json
 import multiprocessing
 import os
+import signal
 import sys
 import time
 import traceback
@@ -69,6 +70,13 @@ from dnsse.search.campaign import (
     prepared_campaign,
     wants_feedback,
     watch_for,
+)
+from dnsse.search.parallel_progress import (
+    ParallelProgress,
+    learnt_of,
+    restore_learnt,
+    resume_progress,
+    save_progress,
 )
 from dnsse.search.registry import make_strategy
 from dnsse.search.strategy import Strategy, notes_of
@@ -110,6 +118,15 @@ def run_parallel(
         return run_parallel_dfs(config, on_bug, on_start, on_execution, control)
     campaign = prepared_campaign(config, on_bug, on_start, feedback=wants_feedback(strategy), on_loaded=start_fork_server)
     workers = config.workers if config.budget is None else min(config.workers, config.budget)
+    # A directed search divided among workers shares rounds (dnsse.search.parallel_rounds) that are not saved.
+    resumable = control if not sharded(strategy) else None
+    if control is not None and control.resume is not None and resumable is None:
+        raise BadInput(
+            f"--resume does not apply to {strategy.name} with --workers: the rounds its workers share are not saved. "
+            "Run the campaign again, or resume a campaign of one process"
+        )
+    done, progress = resume_progress(resumable, campaign, config.strategy, workers)
+    saving = resumable is not None and resumable.saving
     # Workers compare the time budget with the wall clock, the one clock every process shares.
     deadline = (
         None
@@ -117,16 +134,25 @@ def run_parallel(
         else time.time() + config.time_budget - (time.perf_counter() - campaign.started)
     )
     pool = WorkerPool(
-        _worker_main, lambda worker, start, files: worker_settings(config, campaign.target, worker, workers, deadline, start, files)
+        _worker_main,
+        lambda worker, start, files: worker_settings(
+            config, campaign.target, worker, workers, deadline, start, files, progress.take_learnt(worker), saving
+        ),
     )
     totals = WorkerTotals()
+    running = {worker for worker in range(workers) if _share_left(config.budget, progress.next[worker], deadline)}
     rounds = RoundKeeper(pool.directory, workers) if sharded(strategy) else None
+    executions = done
     try:
-        for worker in range(workers):
-            _start(pool, rounds, worker, worker)
-        executions = _collect(campaign, pool, workers, deadline, on_execution, totals, rounds, control)
+        for worker in sorted(running):
+            _start(pool, rounds, worker, progress.next[worker])
+        executions = _collect(
+            campaign, pool, workers, deadline, on_execution, totals, rounds, control, progress, running, done
+        )
     finally:
         pool.shut_down()
+    if resumable is not None:
+        resumable.finish(lambda: save_progress(resumable, campaign, config.strategy, executions, progress))
     search = {**totals.notes(), **(rounds.notes() if rounds is not None else {})}
     result = campaign.result(strategy.name, executions, engines=totals.engines(), search=search)
     result.interrupted = control.stop_signal if control is not None else None
@@ -148,8 +174,14 @@ def worker_settings(
     deadline: float | None,
     start: int | None = None,
     files: WorkerFiles | None = None,
+    learnt: dict | None = None,
+    saving: bool = False,
 ) -> str:
-    """What a worker needs to rebuild the campaign, as JSON (paths made absolute)."""
+    """What a worker needs to rebuild the campaign, as JSON (paths made absolute).
+
+    ``learnt``: what the worker learnt before the campaign was stopped (see
+    dnsse.search.parallel_progress); ``saving``: send what it learnt when stopped.
+    """
     return json.dumps(
         {
             "worker": worker,
@@ -176,6 +208,8 @@ def worker_settings(
             "show_output": config.show_output,
             "minimize": config.minimize,
             "advisor": model_settings_json(config.advisor),
+            "learnt": learnt,
+            "saving": saving,
         }
     )
 
@@ -189,18 +223,19 @@ def _collect(
     totals: WorkerTotals,
     rounds: RoundKeeper | None,
     control: CampaignControl | None,
+    progress: ParallelProgress,
+    running: set[int],
+    executions: int,
 ) -> int:
-    """Receive reports until every worker is done; the number of executions reported.
+    """Receive reports until every ``running`` worker is done; the executions, ``executions`` before.
 
     ``totals`` gets each worker process's latest strategy counts (over its
-    executions so far). A worker that dies is replaced after the execution
+    executions so far), ``progress`` the next index of each worker and what
+    each learnt when stopped. A worker that dies is replaced after the execution
     it died in, which is recorded as a ``crash`` bug. ``rounds`` (a directed
     search) merges what the workers learnt, round by round.
     """
     config = campaign.config
-    executions = 0
-    running = set(range(workers))
-    last = {worker: worker - workers for worker in running}  # the last index each worker reported
     fruitless = {worker: 0 for worker in running}  # deaths in a row with no execution in between
     found: dict[int, dict] = {}  # a bug each worker found and is minimizing, as found
     source = campaign.target.spec.path.name
@@ -220,14 +255,14 @@ def _collect(
                     fruitless[worker] += 1
                     if fruitless[worker] >= MAX_DEATHS_WITHOUT_PROGRESS:
                         raise BadInput(death_message(death))
-                    following = last[worker] + workers
+                    following = progress.next[worker]
                 else:
                     fruitless[worker] = 0
                     executions += unshrunk is None or unshrunk["index"] != index
                     result = death.crash(pool.files(worker), source)
                     result.inputs = dict(campaign.pinned)
                     _record(campaign, pool, index, result, on_execution, rerunnable=False)
-                    last[worker] = following = index + workers
+                    progress.next[worker] = following = index + workers
                 if _share_left(config.budget, following, deadline) and not pool.stop.value:
                     _start(pool, rounds, worker, following)
                 else:
@@ -252,17 +287,21 @@ def _collect(
                 raise worker_failure(worker, message)
             elif kind == "found":
                 found[worker] = message
+            elif kind == "learnt":
+                progress.learnt[worker] = message["learnt"]
             elif kind == "execution":
                 executions += 1
                 found.pop(worker, None)
                 fruitless[worker] = 0
-                last[worker] = message["index"]
+                progress.next[worker] = message["index"] + workers
                 totals.update(message["process"], message)
                 merge_reported_arcs(campaign.recorder, message["arcs"])
                 adopt = getattr(campaign.framework, "adopt_semantics", None)
                 if adopt is not None:
                     adopt(message["semantics"])
                 _record(campaign, pool, message["index"], result_from_report(message), on_execution)
+                if rounds is None and control is not None and control.due(campaign):
+                    save_progress(control, campaign, config.strategy, executions, progress)
             if rounds is not None and kind in ("done", "replace", "learnt"):
                 rounds.settle(running)
     return executions
@@ -350,6 +389,9 @@ def serve(settings_text: str, pipe: Connection, run: Callable[[dict, Send], dict
     the program's Python stacks in the worker's fault log for the parent's
     crash report.
     """
+    # Ctrl-C at a terminal reaches every process of its group, and the mask the pool started this
+    # process with does not survive its start: the parent stops the workers, after their execution.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     settings = json.loads(settings_text)
     worker = settings["worker"]
 
@@ -407,6 +449,8 @@ def _run_share(settings: dict, stop: ctypes.c_bool, send: Send) -> dict | None:
     last_round = None
     with campaign.framework.activate():
         campaign.prepare()
+        if settings["learnt"] is not None:
+            restore_learnt(strategy, campaign, settings["learnt"])
         for index in itertools.count(settings["start"], workers):
             if config.budget is not None and index >= config.budget:
                 break
@@ -452,6 +496,9 @@ def _run_share(settings: dict, stop: ctypes.c_bool, send: Send) -> dict | None:
                 # Threads that would not stop slow every later execution, and the allocator may keep
                 # the memory the program took: a fresh process goes on.
                 return {"index": index}
+        if stop.value and settings["saving"]:
+            # Stopped before its share was done: what it learnt goes into the saved state, for --resume.
+            send("learnt", learnt=learnt_of(strategy, campaign))
     return None
 
 

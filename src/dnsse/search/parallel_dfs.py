@@ -60,6 +60,11 @@ def run_parallel_dfs(
     control: CampaignControl | None = None,
 ) -> CampaignResult:
     """The ``dfs`` campaign of :func:`~dnsse.search.campaign.run_campaign`, divided among ``config.workers``."""
+    if control is not None and control.resume is not None:
+        raise BadInput(
+            "--resume does not apply to dfs with --workers yet: its divided tree is not saved. "
+            "Run the campaign again, or resume a dfs campaign of one process"
+        )
     campaign = prepared_campaign(config, on_bug, on_start, on_loaded=start_fork_server)
     workers = config.workers
     pool = WorkerPool(

@@ -55,12 +55,16 @@ class SavedCampaign:
     inconclusive: list[dict] = field(default_factory=list)
     # The coverage a coverage-guided campaign has seen (see dnsse.search.saved_learning); {} for the others.
     coverage: dict = field(default_factory=dict)
+    # --workers: each worker runs its own share of the executions (see dnsse.search.parallel_progress).
+    workers: int = 1
 
-    def refusal(self, target: str, framework: str, strategy: str, seed: int, world_size: int) -> str | None:
+    def refusal(
+        self, target: str, framework: str, strategy: str, seed: int, world_size: int, workers: int = 1
+    ) -> str | None:
         """Why this state cannot continue the campaign described, or ``None`` when it can."""
-        mine = (self.target, self.framework, self.strategy, self.seed, self.world_size)
-        theirs = (target, framework, strategy, seed, world_size)
-        names = ("target", "framework", "strategy", "seed", "world size")
+        mine = (self.target, self.framework, self.strategy, self.seed, self.world_size, self.workers)
+        theirs = (target, framework, strategy, seed, world_size, workers)
+        names = ("target", "framework", "strategy", "seed", "world size", "--workers")
         for name, saved, given in zip(names, mine, theirs):
             if saved != given:
                 return f"it was saved by a campaign with {name} {saved!r}, not {given!r}"
