@@ -14,9 +14,9 @@ import pytest
 SUITE = Path(__file__).parent / "programs" / "pytest_suite.py"
 
 
-def run_pytest(directory: Path, *options: str) -> subprocess.CompletedProcess:
+def run_pytest(directory: Path, *options: str, suite: Path = SUITE) -> subprocess.CompletedProcess:
     """pytest on a copy of the suite, with only our plugin (and those named) loaded, as in a fresh venv."""
-    shutil.copy(SUITE, directory / "test_suite.py")
+    shutil.copy(suite, directory / "test_suite.py")
     environment = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "dnsse.pytest_plugin", "-p", "no:cacheprovider", *options, "test_suite.py"],
@@ -65,6 +65,22 @@ def test_the_failing_tests_trace_is_kept_and_replays(suite_run: tuple[Path, subp
 def test_spec_of_the_decorator_is_checked(suite_run: tuple[Path, subprocess.CompletedProcess]) -> None:
     _, ran = suite_run
     assert "spec_violation" in ran.stdout and "G !stale" in ran.stdout
+
+
+def test_a_program_that_kills_its_process_fails_its_test_with_a_crash_and_the_session_goes_on(tmp_path: Path) -> None:
+    ran = run_pytest(tmp_path, suite=SUITE.with_name("pytest_crash_suite.py"))
+    assert ran.returncode == 1, ran.stdout[-3000:] + ran.stderr[-3000:]
+    assert re.search(r"1 failed, 1 passed", ran.stdout), ran.stdout[-3000:]
+    assert "FAILED test_suite.py::test_exits_in_one_order" in ran.stdout
+    assert "crash" in ran.stdout and "the process exited with status 9" in ran.stdout
+    trace = tmp_path / ".dnsse" / "pytest" / "test_suite.test_exits_in_one_order" / "bug-1.json"
+    assert f"replay: dnsse replay .dnsse/pytest/{trace.parent.name}/bug-1.json" in ran.stdout
+    replayed = subprocess.run(
+        [sys.executable, "-m", "dnsse.cli", "replay", str(trace)], capture_output=True, text=True, timeout=300,
+        cwd=tmp_path,
+    )
+    assert replayed.returncode == 1, replayed.stdout + replayed.stderr
+    assert "reproduced" in replayed.stdout and "exited with status 9" in replayed.stdout
 
 
 def test_stop_at_the_first_failure_with_x(tmp_path: Path) -> None:

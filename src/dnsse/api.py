@@ -40,6 +40,7 @@ def test(
     seed: int = 0,
     spec: str | Sequence[str] = (),
     time_budget: float | None = None,
+    contained: bool = True,
 ) -> Callable[[Callable], Callable]:
     """Make a test function a dnsse campaign: pytest calls it, dnsse searches its schedules.
 
@@ -49,6 +50,12 @@ def test(
     and ``seed``, checking the LTL formulas of ``spec``; the first bug fails
     the test with its minimized story and the ``dnsse replay`` command, and
     its trace stays under ``.dnsse/pytest/``.
+
+    ``contained`` (the default) runs the executions in a worker process, so
+    that a program that kills its process (``os._exit``, a segfault, a fatal
+    signal) fails the test with a ``crash`` bug instead of ending the pytest
+    session; it costs one process start (a few seconds) per test. With
+    ``contained=False`` they run in the pytest process.
     """
     from dnsse.search.registry import DEFAULT
     from dnsse.testing import TestSettings, check_test
@@ -61,6 +68,7 @@ def test(
         seed=seed,
         spec=(spec,) if isinstance(spec, str) else tuple(spec),
         time_budget=time_budget,
+        contained=contained,
     )
 
     def decorate(function: Callable) -> Callable:

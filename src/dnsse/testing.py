@@ -5,6 +5,12 @@ point (``LoadedTarget.entry_point`` unwraps the decorator), so every
 execution gets fresh module globals exactly as with ``dnsse check``. A bug
 fails the test with its story and the ``dnsse replay`` command; its trace is
 kept under ``.dnsse/pytest/`` of the directory pytest runs in.
+
+The executions run in a worker process (``contained``, the default), so a
+test whose program kills its process (``os._exit``, a segfault, a fatal
+signal) fails with a ``crash`` bug and the session goes on; this costs one
+process start per test. ``@dnsse.test(contained=False)`` runs them in the
+pytest process instead: faster, and as fragile as the program.
 """
 
 from __future__ import annotations
@@ -15,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from dnsse.engine.bugs import BugKind
+from dnsse.engine.memory import is_exhausted
 from dnsse.report.console import bug_block
 from dnsse.report.story import tell
 from dnsse.search.campaign import CampaignConfig, run_campaign
@@ -41,6 +49,7 @@ class TestSettings:
     seed: int = 0
     spec: tuple[str, ...] = field(default_factory=tuple)
     time_budget: float | None = None
+    contained: bool = True
 
 
 def check_test(function: Callable, settings: TestSettings) -> None:
@@ -60,12 +69,15 @@ def check_test(function: Callable, settings: TestSettings) -> None:
         seed=settings.seed,
         out=out,
         specs=list(settings.spec),
+        contained=settings.contained,
     )
     result = run_campaign(config)
     if not result.bugs:
         return
     found = result.bugs[0]
-    story = tell(found.trace_path)
+    # A crash is not replayed in this process for its story (it would kill the test session); memory exhausted neither.
+    replayable_here = found.bug.kind != BugKind.CRASH and not is_exhausted(found.bug)
+    story = tell(found.trace_path) if replayable_here else None
     header = (
         f"dnsse found a bug in {name} ({result.framework}, {result.strategy}, seed {settings.seed}, "
         f"{result.executions} of at most {settings.budget} executions)"

@@ -103,3 +103,15 @@ def test_a_worker_that_dies_in_a_divided_directed_search_is_replaced_and_the_rou
     assert "crash" in {bug["kind"] for bug in data["bugs"]}
     assert data["search"]["merged_rounds"] >= 2
 
+
+def test_the_python_api_contained_reports_a_crash_and_its_caller_lives_on(tmp_path: Path) -> None:
+    from dnsse.search.campaign import CampaignConfig, run_campaign
+
+    config = CampaignConfig(
+        target=target("crashes.py:segfault"), strategy="random", budget=40, out=tmp_path, contained=True
+    )
+    result = run_campaign(config)  # in this pytest process: a segfault of the program would end it
+    [found] = result.bugs
+    assert found.bug.kind == "crash" and "killed by SIGSEGV" in found.bug.message
+    replayed = run_cli("replay", str(found.trace_path))
+    assert replayed.returncode == 1 and "reproduced" in replayed.stdout, output(replayed)

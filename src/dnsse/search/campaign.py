@@ -70,6 +70,10 @@ class CampaignConfig:
     ray_address: str | None = None
     # The language model the advisor of llm and hybrid asks (None: the offline advisor only).
     advisor: ModelSettings | None = None
+    # Run the executions in a worker process even with one worker (see dnsse.search.parallel): a program
+    # that kills its process (os._exit, a segfault, a fatal signal) is a crash bug, not the caller's death.
+    # Costs the start of one process (2-3 s, torch imported anew) per campaign.
+    contained: bool = False
 
 
 @dataclass
@@ -388,8 +392,10 @@ def run_campaign(
 
     ``on_execution`` sees every execution (its number from 1, its result, and
     the arcs recorded so far when ``config.coverage`` is on). With
-    ``config.workers > 1`` the executions run in worker processes, and with
-    ``config.ray_address`` as tasks on a Ray cluster.
+    ``config.workers > 1`` or ``config.contained`` the executions run in
+    worker processes, and with ``config.ray_address`` as tasks on a Ray
+    cluster. Otherwise they run in this process: a program that kills its
+    process (``os._exit``, a segfault) kills the caller too.
     ``control`` (the command line's) stops the loop on a signal, saves the
     state for ``--resume`` and continues a resumed campaign (see
     dnsse.search.control).
@@ -406,7 +412,7 @@ def run_campaign(
         from dnsse.search.ray_cluster import run_on_ray
 
         return run_on_ray(config, strategy, on_bug, on_start, on_execution)
-    if config.workers > 1:
+    if config.workers > 1 or config.contained:
         # Imported here because the parallel campaign is built on this module.
         from dnsse.search.parallel import run_parallel
 
