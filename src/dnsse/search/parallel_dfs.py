@@ -18,10 +18,16 @@ is a ``crash`` bug whose trace replays it, and the worker's unit is lost
 (:meth:`~dnsse.search.dfs_share.DfsShare.lose`): the search goes on with
 the rest of the tree but verifies nothing. Died outside any execution, its
 unit is handed out again.
+
+Ctrl-C takes every slice back before the campaign ends, and the divided
+tree is saved with the campaign (:mod:`dnsse.search.dfs_share_state`):
+``--resume`` goes on with it, and verifies in the executions the
+uninterrupted search needs.
 """
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, Callable
 
 from dnsse.coverage.arcs import ArcRecorder
@@ -31,6 +37,7 @@ from dnsse.errors import BadInput
 from dnsse.frameworks.base import Framework
 from dnsse.search.campaign import Campaign, CampaignConfig, CampaignResult, FoundBug, prepared_campaign
 from dnsse.search.dfs_share import DfsShare, Unit
+from dnsse.search.dfs_share_state import restore_share, share_state
 from dnsse.search.dfs_slice import Slice
 from dnsse.search.dfs_worker import YIELD, dfs_worker_main
 from dnsse.search.parallel import (
@@ -48,6 +55,8 @@ if TYPE_CHECKING:
 
 # Executions per unit before a worker hands its frontier back unasked.
 SLICE = 64
+# How long, beyond an execution's wall-clock limit, stopped workers may take to hand their slices back.
+TAKE_BACK_GRACE_S = 5.0
 
 OnExecution = Callable[[int, ExecutionResult, ArcRecorder | None], None]
 
@@ -60,25 +69,24 @@ def run_parallel_dfs(
     control: CampaignControl | None = None,
 ) -> CampaignResult:
     """The ``dfs`` campaign of :func:`~dnsse.search.campaign.run_campaign`, divided among ``config.workers``."""
-    if control is not None and control.resume is not None:
-        raise BadInput(
-            "--resume does not apply to dfs with --workers yet: its divided tree is not saved. "
-            "Run the campaign again, or resume a dfs campaign of one process"
-        )
     campaign = prepared_campaign(config, on_bug, on_start, on_loaded=start_fork_server)
+    share = DfsShare(config.preemption_bound)
+    done = _resumed(control, campaign, share)
     workers = config.workers
     pool = WorkerPool(
         dfs_worker_main,
         lambda worker, start, files: worker_settings(config, campaign.target, worker, workers, None, start, files),
         inbox=True,
     )
-    division = _Division(campaign, DfsShare(config.preemption_bound), pool, on_execution, control)
+    division = _Division(campaign, share, pool, on_execution, control, done)
     try:
         for worker in range(workers):
             pool.start(worker, 0)
         division.run()
     finally:
         pool.shut_down()
+    if control is not None:
+        control.finish(division.save)
     summary = division.share.summary()
     clean = summary.exhausted and not campaign.found
     result = campaign.result(
@@ -98,6 +106,19 @@ def run_parallel_dfs(
     return result
 
 
+def _resumed(control: CampaignControl | None, campaign: Campaign, share: DfsShare) -> int:
+    """Put a resumed campaign's bugs and divided tree back; the executions already done (0 when not resuming)."""
+    saved = control.adopt(campaign, "dfs", campaign.config.workers) if control is not None else None
+    if saved is None:
+        return 0
+    assert control is not None
+    try:
+        restore_share(share, saved.strategy_state["share"])
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError) as error:
+        raise control.damaged("dfs", error) from None
+    return saved.executions
+
+
 class _Division:
     """The parent's side of a divided dfs: who holds which unit, what they reported, who died."""
 
@@ -108,6 +129,7 @@ class _Division:
         pool: WorkerPool,
         on_execution: OnExecution | None,
         control: CampaignControl | None,
+        executions: int,
     ) -> None:
         self.campaign = campaign
         self.share = share
@@ -115,7 +137,7 @@ class _Division:
         self.on_execution = on_execution
         self.control = control
         workers = campaign.config.workers
-        self.executions = 0
+        self.executions = executions
         self.per_worker = [0] * workers
         self.granted: dict[int, int] = {}  # worker -> executions it may still run in its slice
         self.units: dict[int, Unit] = {}  # worker -> its unit
@@ -127,8 +149,32 @@ class _Division:
         self.halted = False  # an inconclusive execution ends the search like a bug
         self.source = campaign.target.spec.path.name
 
+    def save(self) -> None:
+        """Save the campaign with its divided tree, for --resume (see dnsse.search.dfs_share_state)."""
+        if self.control is not None:
+            state = {"share": share_state(self.share)}
+            self.control.save_learnt(self.campaign, "dfs", self.executions, state, {}, self.campaign.config.workers)
+
     def run(self) -> None:
         """Hand out units until the tree is done, the budget is spent or a bug, the clock or a signal stops it."""
+        try:
+            self._divide()
+        finally:
+            if self.control is not None and self.control.stop_signal is not None:
+                self._take_back()
+
+    def _take_back(self) -> None:
+        """Stopped by a signal: every worker ends its slice after its running execution and hands it back."""
+        self.pool.stop.value = True
+        until = time.perf_counter() + self.campaign.config.limits.max_seconds + TAKE_BACK_GRACE_S
+        while self.units and time.perf_counter() < until:
+            for worker, message in self.pool.receive(POLL_S):
+                if message is None:
+                    self._died(worker)
+                else:
+                    self._heard(worker, message)
+
+    def _divide(self) -> None:
         while not self._stopped():
             self._hand_out()
             if self.idle and self.units and not self.share.pending():
@@ -164,6 +210,8 @@ class _Division:
             if adopt is not None:
                 adopt(message["semantics"])  # the backend semantics the workers' runs chose
             self._record(worker, result_from_report(message))
+            if self.control is not None and self.control.due(self.campaign):
+                self.save()
         elif kind == "footprint":
             self.share.footprint(self.units[worker], message["footprint"])
         elif kind == "slice":
@@ -175,7 +223,8 @@ class _Division:
         elif kind == "replace":
             # Its last execution left threads running or exhausted memory; its slice is in.
             self.pool.release(worker)
-            self.pool.start(worker, 0)
+            if not self._stopped():
+                self.pool.start(worker, 0)
         elif kind == "done":
             self.pool.release(worker)
 
