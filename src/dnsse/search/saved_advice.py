@@ -1,7 +1,9 @@
 """What the advisor engine learnt (``llm``, and ``hybrid``'s advisor), as JSON, so that ``--resume`` goes on where it was.
 
 The advisors' choices follow from what they saw: the summary of every run
-so far (operations, observed orders, accesses, bugs), the hints queued and
+so far (operations, observed orders, accesses, bugs, the latest run's steps,
+the actors that may crash and their calls that persisted nothing), the hints
+queued (orderings, delays, faults, inputs) and
 their ranking order, the ledger of which kinds of hint paid off, what the
 offline advisor already proposed, each advisor's counts, and the recent
 runs the schedule solver orders hints in. All of it is saved as plain JSON
@@ -18,7 +20,7 @@ import enum
 from collections import Counter
 from typing import TYPE_CHECKING
 
-from dnsse.advisor.hints import Hint, InputHint, OperationRef, OrderingHint
+from dnsse.advisor.hints import DelayHint, FaultHint, Hint, InputHint, OperationRef, OrderingHint
 from dnsse.advisor.stats import AdvisorStats
 from dnsse.advisor.summary import ObservedOrder, RunSummary, Step
 from dnsse.engine.operation import Access, Operation
@@ -128,7 +130,10 @@ def _summary_state(summary: RunSummary) -> dict:
             for agent, steps in by_agent.items()
         ],
         "bugs": list(summary.bugs),
+        "last_steps": [_step_state(step) for step in summary.last_steps],
         "uncovered": list(summary.uncovered),
+        "restartable": [[actor, sorted(methods)] for actor, methods in summary.restartable.items()],
+        "unpersisted": sorted([list(call) for call in summary.unpersisted]),
     }
 
 
@@ -145,17 +150,34 @@ def _restore_summary(summary: RunSummary, raw: dict) -> None:
     for name, agent, steps in raw["accesses"]:
         summary.accesses.setdefault(str(name), {})[str(agent)] = [_step(step) for step in steps]
     summary.bugs = [str(bug) for bug in _list(raw["bugs"])]
+    summary.last_steps = [_step(step) for step in raw["last_steps"]]
     summary.uncovered = [str(branch) for branch in _list(raw["uncovered"])]
+    summary.restartable = {str(actor): {str(method) for method in methods} for actor, methods in raw["restartable"]}
+    summary.unpersisted = {(str(actor), str(method), int(nth)) for actor, method, nth in raw["unpersisted"]}
+
+
+def _ref_state(ref: OperationRef) -> list:
+    return [ref.agent, ref.kind, ref.location, ref.occurrence]
+
+
+def _ref(raw: list) -> OperationRef:
+    agent, kind, location, occurrence = raw
+    return OperationRef(
+        str(agent),
+        None if kind is None else str(kind),
+        None if location is None else str(location),
+        None if occurrence is None else int(occurrence),
+    )
 
 
 def _hint_state(hint: Hint) -> dict:
+    common = {"confidence": hint.confidence, "source": hint.source, "reason": hint.reason}
     if isinstance(hint, OrderingHint):
-        return {
-            "sequence": [[ref.agent, ref.kind, ref.location, ref.occurrence] for ref in hint.sequence],
-            "confidence": hint.confidence,
-            "source": hint.source,
-            "reason": hint.reason,
-        }
+        return {"sequence": [_ref_state(ref) for ref in hint.sequence], **common}
+    if isinstance(hint, DelayHint):
+        return {"delay": _ref_state(hint.at), **common}
+    if isinstance(hint, FaultHint):
+        return {"fault": [hint.actor, hint.method, hint.after], **common}
     value = hint.value
     return {
         "input": hint.name,
@@ -170,16 +192,12 @@ def _hint_state(hint: Hint) -> dict:
 def _hint(raw: dict, summary: RunSummary) -> Hint:
     confidence, source, reason = float(raw["confidence"]), str(raw["source"]), str(raw["reason"])
     if "sequence" in raw:
-        sequence = tuple(
-            OperationRef(
-                str(agent),
-                None if kind is None else str(kind),
-                None if location is None else str(location),
-                None if occurrence is None else int(occurrence),
-            )
-            for agent, kind, location, occurrence in raw["sequence"]
-        )
-        return OrderingHint(sequence, confidence, source, reason)
+        return OrderingHint(tuple(_ref(ref) for ref in raw["sequence"]), confidence, source, reason)
+    if "delay" in raw:
+        return DelayHint(_ref(raw["delay"]), confidence, source, reason)
+    if "fault" in raw:
+        actor, method, after = raw["fault"]
+        return FaultHint(str(actor), str(method), int(after), confidence, source, reason)
     name, value = str(raw["input"]), raw["value"]
     if isinstance(value, dict):
         value = summary.inputs[name].type[str(value["enum"])]
