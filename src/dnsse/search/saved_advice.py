@@ -3,7 +3,8 @@
 The advisors' choices follow from what they saw: the summary of every run
 so far (operations, observed orders, accesses, bugs, the latest run's steps,
 the actors that may crash and their calls that persisted nothing), the hints
-queued (orderings, delays, faults, inputs) and
+queued (orderings, delays, faults, inputs), the hints to try again and how
+often each was tried, and
 their ranking order, the ledger of which kinds of hint paid off, what the
 offline advisor already proposed, each advisor's counts, and the recent
 runs the schedule solver orders hints in. All of it is saved as plain JSON
@@ -39,6 +40,11 @@ def advice_state(strategy: LlmStrategy) -> dict:
         "proposed": sorted(strategy.offline._proposed),
         "stats": {advisor.name: _stats_state(advisor.stats) for advisor in strategy.advisors},
         "recent": [_run_state(run) for run in strategy._recent],
+        "tries": [[_hint_state(hint), count] for hint, count in strategy._tries.items()],
+        "retries": [_hint_state(hint) for hint in strategy._retries],
+        "paid": [_hint_state(hint) for hint in strategy._paid],
+        "guided": strategy._guided,
+        "retried": strategy._retried,
     }
 
 
@@ -67,6 +73,11 @@ def restore_advice(strategy: LlmStrategy, state: dict, rerun: Rerun) -> None:
     strategy.ledger.tried = Counter({str(shape): int(count) for shape, count in state["ledger"]["tried"].items()})
     strategy.ledger.useful = Counter({str(shape): int(count) for shape, count in state["ledger"]["useful"].items()})
     strategy.offline._proposed = {str(key) for key in _list(state["proposed"])}
+    strategy._tries = Counter({_hint(raw, strategy.summary): int(count) for raw, count in state["tries"]})
+    strategy._retries = [_hint(raw, strategy.summary) for raw in _list(state["retries"])]
+    strategy._paid = {_hint(raw, strategy.summary) for raw in _list(state["paid"])}
+    strategy._guided = int(state["guided"])
+    strategy._retried = int(state["retried"])
     for advisor in strategy.advisors:
         if advisor.name in state["stats"]:
             advisor.stats = _stats(state["stats"][advisor.name])
