@@ -230,3 +230,28 @@ def test_the_json_report_names_the_torch_semantics_on_a_cluster_as_without_one(
         assert ran.returncode == 0, ran.stdout + ran.stderr[-3000:]
         reports[where] = json.loads((tmp_path / f"{where}.json").read_text())
     assert reports["local"]["semantics"] == reports["cluster"]["semantics"] == "nccl"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("strategy", ["random", "dfs"])
+def test_a_program_that_kills_its_ray_worker_is_a_crash_bug_and_the_campaign_goes_on(
+    strategy: str, cluster: str, tmp_path: Path
+) -> None:
+    crashes = Path(__file__).parent / "hostile" / "targets" / "crashes.py"
+    ran = subprocess.run(
+        [
+            sys.executable, "-m", "dnsse.cli", "check", f"{crashes}:crash_or_lost_update", "--strategy", strategy,
+            "--ray-address", cluster, "--workers", "2", "--budget", "60", "--keep-going",
+            "--out", str(tmp_path / "traces"), "--json", str(tmp_path / "report.json"),
+        ],
+        capture_output=True, text=True, timeout=600, env={**os.environ, "RAY_AUTH_MODE": "disabled"},
+    )
+    assert ran.returncode == 1, ran.stdout + ran.stderr[-3000:]
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert sorted(bug["kind"] for bug in report["bugs"]) == ["crash", "exception"]
+    assert report["verified"] is None
+    crash = next(bug for bug in report["bugs"] if bug["kind"] == "crash")
+    replayed = subprocess.run(
+        [sys.executable, "-m", "dnsse.cli", "replay", crash["trace"]], capture_output=True, text=True, timeout=300
+    )
+    assert replayed.returncode == 1 and "exited with status 5" in replayed.stdout, replayed.stdout + replayed.stderr

@@ -10,8 +10,13 @@ seed gives the same executions whichever worker runs a batch and however
 many workers there are; the driver takes the batches in index order, so it
 also finds the same first bug.
 
+A program that kills its process kills the Ray worker that runs its batch:
+the driver then runs that batch again in child processes that may die
+(:mod:`dnsse.search.ray_contained`), where the execution that kills one is
+a ``crash`` bug with a replayable trace, and the campaign goes on.
+
 The driver owns the findings, as the parallel parent does: it deduplicates
-bugs, minimizes each new one, writes its trace and announces it; without
+bugs (each task minimized its own), writes their traces and announces them; without
 ``keep_going`` it stops handing out batches after the first bug and cancels
 those in flight.
 
@@ -35,6 +40,7 @@ import dnsse
 from dnsse.coverage.arcs import ArcRecorder
 from dnsse.engine.execution import Limits
 from dnsse.engine.inputs import show_value
+from dnsse.engine.memory import is_exhausted
 from dnsse.engine.runner import ExecutionResult
 from dnsse.engine.target import LoadedTarget
 from dnsse.errors import BadInput
@@ -87,13 +93,16 @@ def run_on_ray(
         return run_directed_on_ray(ray, config, strategy, on_bug, on_start, on_execution)
     campaign = prepared_campaign(config, on_bug, on_start, feedback=wants_feedback(strategy))
     workers = _connect(ray, config)
-    task = ray.remote(num_cpus=1)(_run_batch)
+    # No retry by Ray: a batch whose worker the program killed is run again contained (see ray_contained).
+    task = ray.remote(num_cpus=1, max_retries=0)(_run_batch)
+    contained = ray.remote(num_cpus=1, max_retries=0)(_contained_batch)
     settings = _settings(config, campaign.target)
     calls = CallBudget(config.advisor.max_calls if config.advisor is not None else 0, workers * IN_FLIGHT_PER_WORKER)
     totals = WorkerTotals()
     budget = config.budget
     next_index = 0
     flying: dict[object, int] = {}  # task ref -> first index of its batch
+    sizes: dict[int, int] = {}  # first index -> size of its batch
     finished: dict[int, list[dict]] = {}  # first index -> reports, until their turn comes
     turn = 0  # the first index not yet taken in order
     executions = 0
@@ -106,12 +115,18 @@ def run_on_ray(
                     break
                 size = BATCH if budget is None else min(BATCH, budget - next_index)
                 flying[task.remote(settings, next_index, size, calls.share(next_index))] = next_index
+                sizes[next_index] = size
                 next_index += size
             if not flying:
                 break
             ready, _ = ray.wait(list(flying), num_returns=1)
             first = flying.pop(ready[0])
-            finished[first] = json.loads(ray.get(ready[0]))
+            try:
+                finished[first] = json.loads(ray.get(ready[0]))
+            except ray.exceptions.WorkerCrashedError:
+                # The program killed the Ray worker: the batch again, in processes that may die.
+                flying[contained.remote(settings, first, sizes[first])] = first
+                continue
             if finished[first]:
                 adopt_semantics(campaign, finished[first][-1])
                 totals.update(first, finished[first][-1])
@@ -150,7 +165,14 @@ def take_report(
         return not keep_going
     if result.bug is not None:
         with campaign.framework.activate():
-            campaign.record(result, report["index"] + 1)
+            # A task minimized its bug (``minimized``): a run of the program may kill the process it runs in.
+            # A crash is not run again here at all: it would kill this process too.
+            # A batch run again contained (``contained``) comes from a program that kills processes:
+            # its bugs are not minimized here either, since minimizing runs other schedules.
+            crashed = bool(report.get("crashed"))
+            smaller = result_from_report(report["minimized"]) if "minimized" in report else result
+            shrink = not crashed and "minimized" not in report and not report.get("contained")
+            campaign.record(smaller, report["index"] + 1, shrink=shrink, rerunnable=not crashed)
         return bool(campaign.found) and not keep_going
     return False
 
@@ -220,6 +242,7 @@ def _settings(config: CampaignConfig, target: LoadedTarget) -> str:
             "faults": config.faults,
             "inputs": config.inputs,
             "advisor": model_settings_json(config.advisor),
+            "minimize": config.minimize,
         }
     )
 
@@ -246,6 +269,7 @@ def config_of(settings_text: str) -> CampaignConfig:
         faults=settings["faults"],
         inputs=settings["inputs"],
         advisor=model_settings_from_json(settings.get("advisor")),
+        minimize=settings.get("minimize", True),
     )
 
 
@@ -264,6 +288,23 @@ def campaign_for(settings_text: str) -> Campaign:
         if campaign.coverage_map is not None:
             campaign.coverage_map.recorder = campaign.recorder
     return campaign
+
+
+def reported(
+    campaign: Campaign, index: int, result: ExecutionResult, elapsed_s: float, shrunk: set[tuple[str, str]]
+) -> dict:
+    """Execution ``index`` as a task returns it, with its bug minimized (``minimized``) the first time the task sees it.
+
+    Tasks minimize, not the driver: minimizing runs other schedules, which
+    may kill the process they run in, and a Ray worker that dies is run
+    again contained (see dnsse.search.ray_contained), unlike the driver.
+    The report itself stays the execution as it ran. The framework must be active.
+    """
+    report = report_of(index, result, elapsed_s)
+    if result.bug is not None and not is_exhausted(result.bug) and result.bug.signature() not in shrunk:
+        shrunk.add(result.bug.signature())
+        report["minimized"] = report_of(index, campaign.minimized(result, index + 1), elapsed_s)
+    return report
 
 
 def report_of(index: int, result: ExecutionResult, elapsed_s: float) -> dict:
@@ -300,6 +341,13 @@ def arcs_of(campaign: Campaign) -> dict[str, list[list[int]]]:
     return {path: [list(arc) for arc in sorted(arcs)] for path, arcs in campaign.recorder.arcs.items()}
 
 
+def _contained_batch(settings_text: str, first: int, size: int) -> str:
+    """The body of a Ray task that runs a batch whose worker died (see dnsse.search.ray_contained)."""
+    from dnsse.search.ray_contained import run_batch_contained
+
+    return run_batch_contained(settings_text, first, size)
+
+
 def _run_batch(settings_text: str, first: int, size: int, model_calls: int = 0) -> str:
     """The body of a Ray task: executions ``first .. first+size-1``, as a JSON list of reports.
 
@@ -316,13 +364,14 @@ def _run_batch(settings_text: str, first: int, size: int, model_calls: int = 0) 
     for monitor in monitors:
         campaign.watch(monitor)
     reports = []
+    shrunk: set[tuple[str, str]] = set()
     try:
         with campaign.framework.activate():
             for index in range(first, first + size):
                 started = time.perf_counter()
                 result = campaign.execute(strategy.chooser_for(index))
                 strategy.observe(result)
-                reports.append(report_of(index, result, time.perf_counter() - started))
+                reports.append(reported(campaign, index, result, time.perf_counter() - started, shrunk))
     finally:
         for monitor in monitors:
             campaign.unwatch(monitor)

@@ -7,7 +7,11 @@ flight, each a slice of at most ``SLICE`` executions below one unit's prefix
 as a local worker can, so slices are short: every task hands its frontier
 back, and the driver divides it again among the next tasks. A task returns
 its executions' reports and its slice as one JSON string; the driver
-records bugs as :mod:`dnsse.search.ray_cluster` does.
+records bugs as :mod:`dnsse.search.ray_cluster` does. A slice whose Ray
+worker the program killed runs again in a child process
+(:mod:`dnsse.search.ray_contained`): the execution that kills it is a
+``crash`` bug with a replayable trace, and its unit is lost (nothing is
+verified) while the search goes on.
 """
 
 from __future__ import annotations
@@ -25,7 +29,9 @@ from dnsse.search.dfs import DfsStrategy
 from dnsse.search.dfs_share import DfsShare, Unit
 from dnsse.search.dfs_slice import Slice, SliceLimits, run_slice
 from dnsse.search.parallel import merge_reported_arcs, result_from_report
-from dnsse.search.ray_cluster import _connect, _settings, adopt_semantics, arcs_of, campaign_for, report_of, semantics_of
+from dnsse.search.ray_cluster import (
+    _connect, _settings, adopt_semantics, arcs_of, campaign_for, reported, semantics_of,
+)
 
 # Executions per task: a few, since a task's frontier can only be divided once it returns.
 SLICE = 8
@@ -41,7 +47,9 @@ def run_dfs_on_ray(
     """The ``dfs`` campaign of :func:`~dnsse.search.campaign.run_campaign`, its subtrees run as Ray tasks."""
     campaign = prepared_campaign(config, on_bug, on_start)
     workers = _connect(ray, config)
-    task = ray.remote(num_cpus=1)(_run_dfs_slice)  # type: ignore[attr-defined]
+    # No retry by Ray: a slice whose worker the program killed is run again contained (see ray_contained).
+    task = ray.remote(num_cpus=1, max_retries=0)(_run_dfs_slice)  # type: ignore[attr-defined]
+    contained = ray.remote(num_cpus=1, max_retries=0)(_contained_slice)  # type: ignore[attr-defined]
     settings = _settings(config, campaign.target)
     share = DfsShare(config.preemption_bound)
     flying: dict[object, tuple[Unit, int]] = {}  # task ref -> its unit and executions granted
@@ -64,8 +72,13 @@ def run_dfs_on_ray(
             if not flying or stopped:
                 break  # tasks still in flight are cancelled: their executions are not counted
             ready, _ = ray.wait(list(flying), num_returns=1)  # type: ignore[attr-defined]
-            unit, _ = flying.pop(ready[0])
-            answer = json.loads(ray.get(ready[0]))  # type: ignore[attr-defined]
+            unit, size = flying.pop(ready[0])
+            try:
+                answer = json.loads(ray.get(ready[0]))  # type: ignore[attr-defined]
+            except ray.exceptions.WorkerCrashedError:  # type: ignore[attr-defined]
+                # The program killed the Ray worker: the slice again, in a process that may die.
+                flying[contained.remote(settings, unit.prefix, size)] = (unit, size)
+                continue
             if answer["reports"]:
                 adopt_semantics(campaign, answer["reports"][-1])
             for report in answer["reports"]:
@@ -79,8 +92,13 @@ def run_dfs_on_ray(
                     stopped = stopped or not config.keep_going  # like a bug: the next would likely hang too
                 elif result.bug is not None and (config.keep_going or not campaign.found):
                     with campaign.framework.activate():
-                        campaign.record(result, executions)
-            share.absorb(unit, Slice.from_json(answer["slice"]))
+                        # Tasks minimize their bugs; a crash is not run again here: it would kill this process too.
+                        smaller = result_from_report(report.get("minimized") or report)
+                        campaign.record(smaller, executions, shrink=False, rerunnable=not report.get("crashed"))
+            if answer.get("lost"):
+                share.lose(unit)  # the rest of its subtree would crash again: nothing is verified
+            else:
+                share.absorb(unit, Slice.from_json(answer["slice"]))
             carry_on = True
     finally:
         for ref in flying:
@@ -96,15 +114,23 @@ def run_dfs_on_ray(
     )
 
 
+def _contained_slice(settings_text: str, prefix: list[dict], size: int) -> str:
+    """The body of a Ray task that runs a slice whose worker died (see dnsse.search.ray_contained)."""
+    from dnsse.search.ray_contained import run_slice_contained
+
+    return run_slice_contained(settings_text, prefix, size)
+
+
 def _run_dfs_slice(settings_text: str, prefix: list[dict], size: int) -> str:
     """The body of a Ray task: up to ``size`` executions below ``prefix``; reports and slice as JSON."""
     campaign = campaign_for(settings_text)
     reports: list[dict] = []
+    shrunk: set[tuple[str, str]] = set()
 
     def execute(search: DfsStrategy, number: int) -> ExecutionResult:
         started = time.perf_counter()
         result = campaign.execute(search.chooser_for(number))
-        reports.append(report_of(number, result, time.perf_counter() - started))
+        reports.append(reported(campaign, number, result, time.perf_counter() - started, shrunk))
         return result
 
     with campaign.framework.activate():
