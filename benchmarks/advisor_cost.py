@@ -1,7 +1,11 @@
 """``python -m benchmarks.advisor_cost``: the advisor's expected cost, predicted and measured.
 
-For every seeded bug of the benchmark programs, over a few seeds, it runs
-``random`` and ``llm`` (the offline advisor) until the first bug, and measures:
+For every seeded bug of the benchmark programs, over several seeds, it runs
+``random`` and ``llm`` (the offline advisor) until the first bug or the
+budget, appends one JSON line per campaign to ``--runs`` (so campaigns can run
+in several processes, by program or by strategy, and be tabled together with
+``--table-only --also``), and reports the median executions to the first bug
+of each (executions, not seconds: the machine is shared), and measures:
 
 - ``p``: random's bug rate per execution (bugs found / executions run, a
   campaign that found none counting all its executions);
@@ -89,7 +93,7 @@ def rate(runs: list[Run]) -> float:
     return sum(run.found for run in runs) / executions if executions else 0.0
 
 
-def row(runs: list[Run]) -> dict:
+def row(runs: list[Run], budget: int) -> dict:
     random_runs = [run for run in runs if run.strategy == "random"]
     llm_runs = [run for run in runs if run.strategy == "llm"]
     p = rate(random_runs)
@@ -107,10 +111,21 @@ def row(runs: list[Run]) -> dict:
         "precision": q,
         "random_found": f"{sum(r.found for r in random_runs)}/{len(random_runs)}",
         "llm_found": f"{sum(r.found for r in llm_runs)}/{len(llm_runs)}",
+        "random_median": median_to_bug(random_runs, budget),
+        "llm_median": median_to_bug(llm_runs, budget),
         "random_expected": 1 / p if p else None,
         "llm_predicted": 1 / predicted_rate if predicted_rate else None,
         "llm_measured": 1 / measured if measured else None,
     }
+
+
+def median_to_bug(runs: list[Run], budget: int) -> str:
+    """The median executions to the first bug; a campaign that found none counts as more than ``budget``."""
+    if not runs:
+        return "—"
+    waits = sorted(run.executions if run.found else budget + 1 for run in runs)
+    middle = waits[(len(waits) - 1) // 2]
+    return f">{budget}" if middle > budget else str(middle)
 
 
 def _number(value: float | None) -> str:
@@ -119,47 +134,68 @@ def _number(value: float | None) -> str:
 
 def render(rows: list[dict], seeds: int, budget: int) -> str:
     lines = [
-        f"Seeds 0–{seeds - 1}, at most {budget} executions per campaign; executions to the first bug are "
+        f"Seeds 0–{seeds - 1}, at most {budget} executions per campaign. Medians: executions to the first bug "
+        f"over the seeds (a campaign that found none counts as >{budget}); the expected counts are "
         "1 / (bugs found / executions run), `—` where no campaign found it.",
         "",
-        "| program | variant | random: found, 1/p | new behaviour u | hints tried | precision q | "
-        "llm predicted | llm measured (found) |",
-        "|---|---|---|---|---|---|---|---|",
+        "| program | variant | random: found, median | llm: found, median | random 1/p | new behaviour u | "
+        "hints tried | precision q | llm predicted | llm measured |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         lines.append(
-            f"| {r['program']} | `{r['variant']}` | {r['random_found']}, {_number(r['random_expected'])} | "
+            f"| {r['program']} | `{r['variant']}` | {r['random_found']}, {r['random_median']} | "
+            f"{r['llm_found']}, {r['llm_median']} | {_number(r['random_expected'])} | "
             f"{r['u_random']:.2f} | {r['hints_tried']} | {r['precision']:.2f} | {_number(r['llm_predicted'])} | "
-            f"{_number(r['llm_measured'])} ({r['llm_found']}) |"
+            f"{_number(r['llm_measured'])} |"
         )
     return "\n".join(lines)
 
 
+def _load(paths: list[Path]) -> list[Run]:
+    runs = []
+    for path in paths:
+        for line in path.read_text().splitlines():
+            if line.strip():
+                runs.append(Run(**json.loads(line)))
+    return runs
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.advisor_cost", description=__doc__.splitlines()[0])
-    parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--budget", type=int, default=100)
     parser.add_argument("--programs", nargs="*", default=None, help="only these programs (names from catalog.py)")
-    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "advisor_cost.json")
+    parser.add_argument("--variants", nargs="*", default=None, help="only these variants (entry points)")
+    parser.add_argument("--strategies", nargs="*", default=["random", "llm"], choices=["random", "llm"])
+    parser.add_argument("--runs", type=Path, default=Path(__file__).parent / "results" / "advisor_cost.jsonl",
+                        help="one JSON line per campaign, appended as each ends")
+    parser.add_argument("--table-only", action="store_true", help="render the table from --runs (and --also) only")
+    parser.add_argument("--also", type=Path, nargs="*", default=[], help="more run files to include in the table")
     arguments = parser.parse_args(argv)
-    rows = []
-    runs_json = []
-    for program in PROGRAMS:
-        if arguments.programs is not None and program.name not in arguments.programs:
-            continue
-        for variant in program.variants:
-            if variant.correct:
+    if not arguments.table_only:
+        arguments.runs.parent.mkdir(parents=True, exist_ok=True)
+        for program in PROGRAMS:
+            if arguments.programs is not None and program.name not in arguments.programs:
                 continue
-            runs = [
-                run_one(program, variant, strategy, seed, arguments.budget)
-                for strategy in ("random", "llm")
-                for seed in range(arguments.seeds)
-            ]
-            runs_json.extend(asdict(run) for run in runs)
-            rows.append(row(runs))
-            print(render(rows[-1:], arguments.seeds, arguments.budget).splitlines()[-1], flush=True)
-    arguments.out.parent.mkdir(parents=True, exist_ok=True)
-    arguments.out.write_text(json.dumps({"seeds": arguments.seeds, "budget": arguments.budget, "rows": rows, "runs": runs_json}, indent=1))
+            for variant in program.variants:
+                if variant.correct or (arguments.variants is not None and variant.entry not in arguments.variants):
+                    continue
+                for strategy in arguments.strategies:
+                    for seed in range(arguments.seeds):
+                        run = run_one(program, variant, strategy, seed, arguments.budget)
+                        with arguments.runs.open("a") as out:
+                            out.write(json.dumps(asdict(run)) + "\n")
+                        print(f"{program.name} {variant.entry} {strategy} seed {seed}: "
+                              f"{'bug' if run.found else 'none'} after {run.executions}", flush=True)
+    runs = _load([arguments.runs, *arguments.also])
+    rows = []
+    for program in PROGRAMS:
+        for variant in program.variants:
+            group = [run for run in runs if run.program == program.name and run.variant == variant.entry
+                     and run.seed < arguments.seeds]
+            if group:
+                rows.append(row(group, arguments.budget))
     print(render(rows, arguments.seeds, arguments.budget))
     return 0
 
