@@ -255,3 +255,30 @@ def test_a_program_that_kills_its_ray_worker_is_a_crash_bug_and_the_campaign_goe
         [sys.executable, "-m", "dnsse.cli", "replay", crash["trace"]], capture_output=True, text=True, timeout=300
     )
     assert replayed.returncode == 1 and "exited with status 5" in replayed.stdout, replayed.stdout + replayed.stderr
+
+
+@pytest.mark.ray
+@pytest.mark.slow
+def test_a_program_that_kills_an_actor_of_a_directed_search_is_a_crash_bug_and_the_campaign_goes_on(
+    cluster: str, tmp_path: Path
+) -> None:
+    """fuzz's actor dies with the flag that exits; its replacement runs the round again contained."""
+    crashes = Path(__file__).parent / "hostile" / "targets" / "crashes.py"
+    ran = subprocess.run(
+        [
+            sys.executable, "-m", "dnsse.cli", "check", f"{crashes}:crash_or_race", "--strategy", "fuzz", "--seed", "0",
+            "--ray-address", cluster, "--workers", "2", "--budget", "48", "--keep-going",
+            "--out", str(tmp_path / "traces"), "--json", str(tmp_path / "report.json"),
+        ],
+        capture_output=True, text=True, timeout=600, env={**os.environ, "RAY_AUTH_MODE": "disabled"},
+    )
+    assert ran.returncode == 1, ran.stdout + ran.stderr[-3000:]
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["executions"] == 48
+    assert sorted(bug["kind"] for bug in report["bugs"]) == ["crash", "exception"]
+    crash = next(bug for bug in report["bugs"] if bug["kind"] == "crash")
+    assert "exited with status 3" in crash["message"]
+    replayed = subprocess.run(
+        [sys.executable, "-m", "dnsse.cli", "replay", crash["trace"]], capture_output=True, text=True, timeout=300
+    )
+    assert replayed.returncode == 1 and "exited with status 3" in replayed.stdout, replayed.stdout + replayed.stderr

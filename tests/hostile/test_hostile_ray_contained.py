@@ -52,3 +52,33 @@ def test_a_dfs_slice_that_crashes_is_lost_with_its_crash_and_the_executions_befo
     assert crash["crashed"] and "exited with status 5" in crash["bug"]["message"]
     assert all(not report.get("crashed") for report in before)
     _replays(campaign, crash, "exited with status 5")
+
+
+def test_a_directed_worker_whose_actor_died_runs_its_rounds_on_with_each_crash_a_bug(tmp_path: Path) -> None:
+    """The replacement of a fuzz actor: every index of its rounds comes back, crashes as bugs that replay."""
+    from dnsse.search.corpus_share import ROUND, Merger
+    from dnsse.search.ray_contained import ContainedShardWorker
+
+    config = CampaignConfig(target=target("crashes.py:crash_or_race"), strategy="fuzz", seed=0, out=tmp_path, budget=3 * ROUND * 2)
+    campaign = Campaign(config)
+    settings = _settings(config, campaign.target)
+    actors = [ContainedShardWorker(settings, worker, 2, []) for worker in range(2)]
+    merger, merged, reports = Merger(), None, []
+    try:
+        for number in range(3):
+            answers = [json.loads(actor.run_round(number, merged)) for actor in actors]
+            for worker, answer in enumerate(answers):
+                assert {report["index"] % 2 for report in answer["reports"]} == {worker}
+                assert all(report["contained"] for report in answer["reports"])
+                reports += answer["reports"]
+            merged = json.dumps(merger.merge([answer["learnt"] for answer in answers]))
+    finally:
+        for actor in actors:
+            actor.close()
+    assert sorted(report["index"] for report in reports) == list(range(3 * ROUND * 2))
+    crashes = [report for report in reports if report.get("crashed")]
+    assert crashes, "fuzz tries the flag that exits the process"
+    assert all("exited with status 3" in report["bug"]["message"] for report in crashes)
+    assert merger.entries >= 1  # the rounds went on sharing what the children found
+    assert any(report["bug"] and "lost an update" in report["bug"]["message"] for report in reports)
+    _replays(campaign, crashes[0], "exited with status 3")

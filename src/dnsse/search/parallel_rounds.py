@@ -32,6 +32,14 @@ def _round_file(directory: Path, number: int) -> Path:
     return directory / f"round-{number}.json"
 
 
+def write_round(directory: Path, number: int, merge_text: str) -> None:
+    """Round ``number``'s merge (JSON) where workers look for it, atomically: written aside, then renamed."""
+    path = _round_file(directory, number)
+    aside = path.with_suffix(".part")
+    aside.write_text(merge_text, encoding="utf-8")
+    os.replace(aside, path)
+
+
 @dataclass
 class RoundWorker:
     """A worker's side: the merges it applied, and waiting for the next."""
@@ -92,10 +100,7 @@ class RoundKeeper:
                 return
             merge = self.merger.merge([reports[worker] for worker in sorted(reports)])
             self._reports.pop(number, None)
-            path = _round_file(self.directory, number)
-            aside = path.with_suffix(".part")
-            aside.write_text(json.dumps(merge), encoding="utf-8")
-            os.replace(aside, path)
+            write_round(self.directory, number, json.dumps(merge))
             self.merged += 1
 
     def notes(self) -> dict[str, int]:

@@ -12,18 +12,27 @@ the lowest execution number), and merges what they learnt in worker order.
 So the same seed with the same number of workers runs the same executions
 on a cluster as with ``--workers`` on one machine.
 
-Everything crosses as JSON strings. A Ray actor that dies stops the
-campaign with Ray's error (Ray workers are not contained).
+Everything crosses as JSON strings. A program that kills its process kills
+the actor that ran it: the driver puts a
+:class:`~dnsse.search.ray_contained.ContainedShardWorker` in its place,
+which runs that round again, and the worker's later rounds, in child
+processes that may die. The execution that kills one is a ``crash`` bug
+with a replayable trace, and the campaign goes on. What the dead actor had
+learnt is lost, so from then on the campaign may differ from one where no
+actor died (as with ``--workers``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import time
 from typing import Callable
 
 from dnsse.coverage.arcs import Arc, ArcRecorder
 from dnsse.engine.runner import ExecutionResult
 from dnsse.engine.target import LoadedTarget
+from dnsse.errors import BadInput
 from dnsse.frameworks.base import Framework
 from dnsse.search.campaign import (
     Campaign,
@@ -38,11 +47,15 @@ from dnsse.search.campaign import (
     watch_for,
 )
 from dnsse.search.corpus_share import ROUND, Merger, Sharing
-from dnsse.search.parallel import execution_report, new_arcs
-from dnsse.search.ray_cluster import _connect, _settings, adopt_semantics, config_of, semantics_of, take_report
+from dnsse.search.parallel import new_arcs
+from dnsse.search.ray_contained import ContainedShardWorker
+from dnsse.search.ray_cluster import _connect, _settings, adopt_semantics, config_of, reported, semantics_of, take_report
 from dnsse.search.registry import make_strategy
 from dnsse.search.strategy import Strategy, notes_of
 from dnsse.search.worker_totals import WorkerTotals
+
+# How long a contained worker may take to stop its child and remove its files when the campaign ends.
+CLOSE_S = 10.0
 
 
 def run_directed_on_ray(
@@ -59,9 +72,13 @@ def run_directed_on_ray(
     if config.budget is not None:
         workers = min(workers, config.budget)
     settings = _settings(config, campaign.target)
-    actor_class = ray.remote(num_cpus=1)(ShardWorker)  # type: ignore[attr-defined]
+    # Ray restarts no actor: one that died is replaced by a contained one (see ray_contained).
+    actor_class = ray.remote(num_cpus=1, max_restarts=0)(ShardWorker)  # type: ignore[attr-defined]
+    contained_class = ray.remote(num_cpus=1, max_restarts=0)(ContainedShardWorker)  # type: ignore[attr-defined]
     actors = [actor_class.remote(settings, worker, workers) for worker in range(workers)]
+    contained: set[int] = set()  # the workers whose actor died, now contained
     merger = Merger()
+    merges: list[str] = []  # every merge so far, for a replacement to start from
     totals = WorkerTotals()
     answers: list[dict] = []
     executions = 0
@@ -72,7 +89,21 @@ def run_directed_on_ray(
                 break
             # The previous round is merged only when another follows, as worker processes merge.
             merged = json.dumps(merger.merge([answer["learnt"] for answer in answers])) if answers else None
-            answers = [json.loads(answer) for answer in ray.get([actor.run_round.remote(number, merged) for actor in actors])]  # type: ignore[attr-defined]
+            if merged is not None:
+                merges.append(merged)
+            calls = [actor.run_round.remote(number, merged) for actor in actors]
+            answers = []
+            for worker, call in enumerate(calls):
+                try:
+                    answer = json.loads(ray.get(call))  # type: ignore[attr-defined]
+                except ray.exceptions.RayActorError:  # type: ignore[attr-defined]
+                    # The program killed the actor: its round again, and its later ones, contained.
+                    actors[worker] = contained_class.remote(settings, worker, workers, merges)
+                    contained.add(worker)
+                    answer = json.loads(ray.get(actors[worker].run_round.remote(number, None)))  # type: ignore[attr-defined]
+                if "failed" in answer:
+                    raise BadInput(answer["failed"])
+                answers.append(answer)
             stopped = False
             for report in sorted((r for answer in answers for r in answer["reports"]), key=lambda r: r["index"]):
                 executions += 1
@@ -81,11 +112,15 @@ def run_directed_on_ray(
                     break
             for worker, answer in enumerate(answers):
                 adopt_semantics(campaign, answer)
-                totals.update(worker, answer)
+                # A contained worker's children count apart, each a process of its own.
+                for process, counts in answer.get("processes", [[worker, answer]]):
+                    totals.update((worker, process) if worker in contained else worker, counts)
             if stopped:
                 break
             number += 1
     finally:
+        with contextlib.suppress(Exception):  # what is left of a contained worker is removed at best
+            ray.get([actors[worker].close.remote() for worker in contained], timeout=CLOSE_S)  # type: ignore[attr-defined]
         for actor in actors:
             ray.kill(actor)  # type: ignore[attr-defined]
     search = {**totals.notes(), "merged_rounds": merger.merges, "shared_corpus_entries": merger.entries}
@@ -113,6 +148,7 @@ class ShardWorker:
         assert sharing is not None, "only a strategy with a corpus is divided in rounds"
         self.sharing = sharing
         self.reported: dict[str, set[Arc]] = {}
+        self.shrunk: set[tuple[str, str]] = set()
 
     def run_round(self, number: int, merged: str | None) -> str:
         """Apply the previous round's merge, run this worker's executions of round ``number``; JSON."""
@@ -125,9 +161,11 @@ class ShardWorker:
             for index in range(number * span + self.worker, (number + 1) * span, self.workers):
                 if budget is not None and index >= budget:
                     break
+                started = time.perf_counter()
                 result = self.campaign.execute(self.strategy.chooser_for(index))
                 self.strategy.observe(result)
-                reports.append({**execution_report(index, result), "arcs": {}})
+                # Minimized here, not in the driver: minimizing may kill the process it runs in.
+                reports.append(reported(self.campaign, index, result, time.perf_counter() - started, self.shrunk))
         if reports:
             reports[-1]["arcs"] = new_arcs(self.campaign.recorder, self.reported)
         return json.dumps(
