@@ -32,24 +32,45 @@ NULL = object()
 """Stands for a NULL stack slot (3.11 pushes one before a plain call)."""
 
 
-def _slot(frame: types.FrameType, index: int) -> object:
-    data = ctypes.c_void_p.from_address(id(frame) + _FRAME_DATA).value
-    address = ctypes.c_void_p.from_address(data + _LOCALS_PLUS + index * _POINTER).value  # type: ignore[operator]
-    if not address:
+# Bound once: each read makes one small ctypes object over the frame's memory.
+_pointer_at = ctypes.c_void_p.from_address
+_int_at = ctypes.c_int.from_address
+# A py_object read straight from a slot takes a new reference to what it holds
+# (no cast through an integer), and raises ValueError for a NULL slot.
+_object_at = ctypes.py_object.from_address
+
+
+def _stack_base(frame: types.FrameType) -> int:
+    """The address of the frame's first locals-and-stack slot."""
+    return _pointer_at(id(frame) + _FRAME_DATA).value + _LOCALS_PLUS  # type: ignore[operator]
+
+
+def _object_in(address: int) -> object:
+    try:
+        return _object_at(address).value
+    except ValueError:  # an empty (NULL) slot
         return NULL
-    return ctypes.cast(address, ctypes.py_object).value
-
-
-def _top(frame: types.FrameType) -> int:
-    data = ctypes.c_void_p.from_address(id(frame) + _FRAME_DATA).value
-    return ctypes.c_int.from_address(data + _STACK_TOP).value  # type: ignore[operator]
 
 
 def peek(frame: types.FrameType, depth: int) -> object:
     """The stack entry ``depth`` places from the top (1: the top); :data:`NULL` for an empty slot."""
-    return _slot(frame, _top(frame) - depth)
+    data = _pointer_at(id(frame) + _FRAME_DATA).value
+    top = _int_at(data + _STACK_TOP).value  # type: ignore[operator]
+    return _object_in(data + _LOCALS_PLUS + (top - depth) * _POINTER)  # type: ignore[operator]
+
+
+def top_entries(frame: types.FrameType, count: int) -> list[object]:
+    """The ``count`` entries on top of the stack, the deepest first (a call's callable, then its arguments)."""
+    data = _pointer_at(id(frame) + _FRAME_DATA).value
+    top = _int_at(data + _STACK_TOP).value  # type: ignore[operator]
+    first = data + _LOCALS_PLUS + (top - count) * _POINTER  # type: ignore[operator]
+    # Only the deepest may be NULL (a call's, for a plain function call): the rest are read directly.
+    entries = [_object_at(first).value if _pointer_at(first).value else NULL]
+    for address in range(first + _POINTER, first + count * _POINTER, _POINTER):
+        entries.append(_object_at(address).value)
+    return entries
 
 
 def local_slot(frame: types.FrameType, index: int) -> object:
     """Slot ``index`` of the frame's locals, cells and free variables (a cell for ``LOAD_DEREF``)."""
-    return _slot(frame, index)
+    return _object_in(_stack_base(frame) + index * _POINTER)

@@ -42,7 +42,7 @@ from dnsse.engine.operation import Access, Operation
 from dnsse.engine.target import LoadedTarget
 from dnsse.frameworks.threads import frame_stack
 from dnsse.frameworks.threads.accesses import AccessModel, Touched
-from dnsse.frameworks.threads.frame_stack import NULL, local_slot, peek
+from dnsse.frameworks.threads.frame_stack import NULL, local_slot, peek, top_entries
 
 Handler = Callable[[types.FrameType, ObjectNames], tuple[Touched, str | None]]
 _INPLACE_FIRST = 13  # BINARY_OP's first in-place operator (NB_INPLACE_ADD)
@@ -56,6 +56,7 @@ class _Point:
 
 
 _plans: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_UNPLANNED = object()
 
 
 def plan_for(target: LoadedTarget) -> SharedStatePlan:
@@ -211,25 +212,31 @@ def _tracer(agent: ThreadAgent, plan: SharedStatePlan) -> Callable:
     execution = agent.execution
     yield_point = execution.yield_point
     names = execution.object_names
+    tables = plan.tables
 
+    # Called for every call in the agent's thread, dnsse's own included: the common answers come first.
     def trace_call(frame: types.FrameType, event: str, arg: object) -> Callable | None:
         if execution.scheduling:
             return None
-        table = plan.table_for(frame.f_code)
+        code = frame.f_code
+        table = tables.get(id(code), _UNPLANNED)
+        if table is _UNPLANNED:
+            table = plan.table_for(code)
         if not table:
             return None
         frame.f_trace_lines = False
         frame.f_trace_opcodes = True
+        points = table.get
 
         def trace_opcode(frame: types.FrameType, event: str, arg: object) -> Callable:
-            if event == "opcode":
-                point = table.get(frame.f_lasti)
-                if point is not None:
-                    touched, unseen = point.handler(frame, names)
-                    if unseen is not None:
-                        execution.distrust(f"{point.where}: {unseen}")
-                    if touched:
-                        yield_point(agent, Operation(point.kind, touched, point.where))
+            # Most opcodes are no point: look the offset up before anything else.
+            point = points(frame.f_lasti)
+            if point is not None and event == "opcode":
+                touched, unseen = point.handler(frame, names)
+                if unseen is not None:
+                    execution.distrust(f"{point.where}: {unseen}")
+                if touched:
+                    yield_point(agent, Operation(point.kind, touched, point.where))
             return trace_opcode
 
         return trace_opcode
@@ -311,7 +318,7 @@ def _handler(ins: _Instruction, plan: SharedStatePlan) -> tuple[str, Handler] | 
     if op == "FORMAT_VALUE":
         return "format", on_data(2 if arg & 0x04 else 1, Access.READ)
     if op == "COMPARE_OP":
-        return "compare", lambda frame, names: (model.data([peek(frame, 2), peek(frame, 1)], Access.READ, names), None)
+        return "compare", lambda frame, names: (model.data(top_entries(frame, 2), Access.READ, names), None)
     if op == "BINARY_OP":
         inplace = arg >= _INPLACE_FIRST
 
@@ -345,12 +352,10 @@ def _handler(ins: _Instruction, plan: SharedStatePlan) -> tuple[str, Handler] | 
         return ("cell.load" if access is Access.READ else "cell.store"), cell
     if op == "CALL":
         def call(frame: types.FrameType, names: ObjectNames) -> tuple[Touched, str | None]:
-            first = peek(frame, arg + 2)
-            if first is NULL:
-                function, arguments = peek(frame, arg + 1), [peek(frame, d) for d in range(arg, 0, -1)]
-            else:
-                function, arguments = first, [peek(frame, d) for d in range(arg + 1, 0, -1)]
-            return model.call(function, arguments, names)
+            entries = top_entries(frame, arg + 2)
+            if entries[0] is NULL:
+                return model.call(entries[1], entries[2:], names)
+            return model.call(entries[0], entries[1:], names)
 
         return "call", call
     if op == "CALL_FUNCTION_EX":
