@@ -263,7 +263,7 @@ class Execution:
             if enabled is None:
                 self._complete()
                 return None
-            runnable = enabled + [agent.id for agent in expiring]
+            runnable = enabled + [agent.id for agent in expiring] if expiring else enabled
             if not runnable:
                 self.fail(self._deadlock_bug())
                 return None

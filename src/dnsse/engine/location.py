@@ -20,6 +20,14 @@ def frame_location(frame: FrameType) -> str:
     return f"{short_path(frame.f_code.co_filename)}:{frame.f_lineno}"
 
 
+# File name -> its base name, for source_line: asked at every scheduling choice.
+_base_names: dict[str, str] = {}
+
+
 def source_line(frame: FrameType) -> str:
     """``file.py:LINE`` by file name only: the same wherever the program is run from."""
-    return f"{os.path.basename(frame.f_code.co_filename)}:{frame.f_lineno}"
+    filename = frame.f_code.co_filename
+    base = _base_names.get(filename)
+    if base is None:
+        base = _base_names[filename] = os.path.basename(filename)
+    return f"{base}:{frame.f_lineno}"

@@ -15,7 +15,8 @@ class RandomChooser:
         self.rng = random.Random(seed)
 
     def next_agent(self, runnable: Sequence[int], current: int | None, step: int) -> int:
-        return self.rng.randrange(len(runnable))
+        # What randrange(n) draws for n > 0 (the engine offers two agents or more), without its checks.
+        return self.rng._randbelow(len(runnable))  # type: ignore[attr-defined]
 
     def next_value(self, kind: str, options: int) -> int:
         return self.rng.randrange(options)
