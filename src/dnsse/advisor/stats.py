@@ -34,6 +34,9 @@ class AdvisorStats:
     gave_up: str | None = None  # why the advisor stopped asking, if it did
     # The hints whose execution found a bug ("crash: crash PS#1 after its call #1 of push"), the first few.
     found_bugs: list[str] = field(default_factory=list)
+    # The hints tried, in the order they ran ("starve: delay worker#2's actor.submit at sgd.py:39"), the first few:
+    # what the advisor chose, to compare campaigns (one seed chooses the same hints every time).
+    first_tried: list[str] = field(default_factory=list)
 
     def discard(self, reasons: list[str]) -> None:
         """Count refusals of the hint gate (``"hint 3: no agent named 'x'"``) by kind, and keep a few."""

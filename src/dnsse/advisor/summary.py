@@ -148,7 +148,9 @@ class RunSummary:
         """Add one execution's steps (in the order they ran), its bug, if any, and who was asked to crash."""
         self.executions += 1
         self.last_steps = list(steps)
-        self._observe_actor_calls(steps, set(fault_askers))
+        # In the order they were asked: the summary (and a prompt, and the ranking of
+        # hints) must not depend on how a set of names happens to iterate.
+        self._observe_actor_calls(steps, list(dict.fromkeys(fault_askers)))
         for step in steps:
             by_kind = self.operations.setdefault(step.agent, {})
             by_kind.setdefault(step.kind, Counter())[step.location] += 1
@@ -156,11 +158,14 @@ class RunSummary:
                 steps_on = self.accesses.setdefault(name, {}).setdefault(step.agent, [])
                 if step not in steps_on and len(steps_on) < MAX_STEPS_PER_OBJECT:
                     steps_on.append(step)
-        self.orders.update(set(_cross_agent_orders(steps)))
+        # Each order once per execution, in the order it first showed: ties of the
+        # ranking in races() fall to first sight. A set would order them by hash,
+        # and hash(None) (a step with no location) differs from process to process.
+        self.orders.update(list(dict.fromkeys(_cross_agent_orders(steps))))
         if bug is not None and bug not in self.bugs:
             self.bugs.append(bug)
 
-    def _observe_actor_calls(self, steps: Sequence[Step], fault_askers: set[str]) -> None:
+    def _observe_actor_calls(self, steps: Sequence[Step], fault_askers: list[str]) -> None:
         for agent in fault_askers:
             call = call_of(agent)
             if call is not None:

@@ -36,7 +36,7 @@ from dnsse.advisor.hints import DelayHint, FaultHint, Hint, InputHint, OrderingH
 from dnsse.advisor.ledger import Ledger, shape_of
 from dnsse.advisor.model import ModelAdvisor, ModelSettings
 from dnsse.advisor.offline import OfflineAdvisor, boundary_inputs
-from dnsse.advisor.stats import MAX_FOUND, AdvisorStats
+from dnsse.advisor.stats import MAX_EXAMPLES, MAX_FOUND, AdvisorStats
 from dnsse.advisor.steps import StepLog
 from dnsse.advisor.summary import InputSpec, RunSummary, Step, code_lines
 from dnsse.engine.choices import Choice, ChoiceKind
@@ -184,6 +184,9 @@ class LlmStrategy:
         stats.tried += 1
         stats.useful += int(useful)
         stats.retried += int(self._tries[hint] > 0)
+        if len(stats.first_tried) < MAX_EXAMPLES:
+            again = f" (try {self._tries[hint] + 1})" if self._tries[hint] else ""
+            stats.first_tried.append(f"{shape_of(hint)}: {hint.describe()}{again}")
         self._guided += 1
         self._tries[hint] += 1
         if useful:
