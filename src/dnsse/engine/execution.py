@@ -28,12 +28,18 @@ from dnsse.engine.object_names import ObjectNames
 from dnsse.engine.operation import Access, Operation, expiry_of
 from dnsse.errors import NotUnderControl
 
-_local = _thread._local()
+class _Running(_thread._local):
+    # The class attribute answers for a thread that never set one: a missing
+    # attribute would make every such lookup raise and catch an AttributeError.
+    agent: ThreadAgent | None = None
+
+
+_local = _Running()
 
 
 def current_agent() -> ThreadAgent | None:
     """The agent running on this OS thread, or ``None`` outside control."""
-    return getattr(_local, "agent", None)
+    return _local.agent
 
 
 def set_current_agent(agent: ThreadAgent | None) -> None:

@@ -3,9 +3,9 @@
 A switch between OS threads is a handoff through the kernel (8-22 us here);
 a greenlet switch is about 1 us. When an execution's agents may share a
 thread (see :func:`agents_share_a_thread`), the :class:`GreenletHost` runs
-them all in one OS thread of its own: the agent that reaches a scheduling
-point runs the scheduler, as before, and switches straight to the greenlet
-of the agent chosen. Everything CPython keeps per thread is swapped at each
+them all in one OS thread (kept for the next execution: :mod:`host_thread`):
+the agent that reaches a scheduling point runs the scheduler, as before, and
+switches straight to the greenlet of the agent chosen. Everything CPython keeps per thread is swapped at each
 switch (:mod:`dnsse.engine.thread_state`), so every agent sees the thread
 it would have had to itself.
 
@@ -25,7 +25,7 @@ import _thread
 import os
 from typing import TYPE_CHECKING
 
-from dnsse.engine import thread_state
+from dnsse.engine import host_thread, thread_state
 from dnsse.engine.agent import ThreadAgent
 
 if TYPE_CHECKING:
@@ -36,7 +36,6 @@ try:
 except ImportError:  # pragma: no cover - greenlet is a dependency; without it agents keep OS threads
     _greenlet_module = None  # type: ignore[assignment]
 
-_start_new_thread = _thread.start_new_thread
 SWITCH_VARIABLE = "DNSSE_AGENT_THREADS"
 
 
@@ -63,14 +62,16 @@ class GreenletHost:
         self.done.acquire()
 
     def run(self) -> None:
-        """Run the execution in the host thread; wait for it here, under the wall-clock limit."""
-        _start_new_thread(self._main, ())
+        """Run the execution in a host thread; wait for it here, under the wall-clock limit."""
+        host = host_thread.take()
+        host.run(self._main)
         # Waiting for the host's end, not for the outcome: woken at the outcome, this thread
         # would take the interpreter lock from the unwinding host for a whole switch interval.
         execution = self.execution
         limits = execution.limits
         if self.done.acquire(timeout=limits.max_seconds):
             self.done.release()
+            host_thread.give_back(host)
             return
         if not (execution.aborted or execution.completed):
             execution.give_up()
@@ -115,10 +116,11 @@ class GreenletHost:
         state.restore(saved)  # type: ignore[union-attr]
 
     # ------------------------------------------------------------- the hub
-    def _main(self) -> None:
+    def _main(self, host: host_thread.HostThread) -> None:
         execution = self.execution
         try:
-            self._state = thread_state.ThreadState()
+            self._state = host.state
+            self._state.reset()  # type: ignore[union-attr]
             self._hub = _greenlet_module.getcurrent()
             chosen = execution.first_agent()
             while chosen is not None:
@@ -126,6 +128,9 @@ class GreenletHost:
                 self._enter(chosen)
                 chosen, self._after = self._after, None
             self._unwind()
+        except BaseException:
+            host.broken = True  # the exception ends the thread
+            raise
         finally:
             self.done.release()
 

@@ -53,6 +53,7 @@ _get_running_loop = events._get_running_loop
 _set_running_loop = events._set_running_loop
 _gettrace = sys.gettrace
 _settrace = sys.settrace
+_setprofile = sys.setprofile
 
 
 class Saved:
@@ -78,6 +79,18 @@ class ThreadState:
         # Whether an agent of this thread ever set a running loop (asyncio.run, a loop's run_forever):
         # until one did, there is no loop to swap, and the C module's per-thread cache is not ours.
         self._loops = False
+
+    def reset(self) -> None:
+        """Leave the thread as a new thread starts: no thread-locals, no tracer, no running loop.
+
+        For a thread that hosts one execution after another (:mod:`dnsse.engine.host_thread`).
+        """
+        self._locals.clear()
+        _settrace(None)
+        _setprofile(None)
+        if self._loops:
+            # The C module's per-thread cache may name the holder just cleared: give it a live one.
+            _set_running_loop(None)
 
     def save(self, into: Saved) -> None:
         """Keep what the running agent has of the thread."""
