@@ -193,8 +193,12 @@ class Actor:
     def may_start(self, call: Call) -> bool:
         if self.state == DEAD or call.cancelled:
             return True  # to fail at once
-        if self.state != ALIVE or not all(ref.ready for ref in call.dependencies):
+        if self.state != ALIVE:
             return False
+        # Asked at every step while the call waits: a plain loop, not a generator.
+        for ref in call.dependencies:
+            if not ref.ready:
+                return False
         if self.is_async or self.threaded:
             return self._group_has_room(call)
         if self.running:

@@ -153,19 +153,33 @@ def _keeps_state(root: Any, shipment: Shipment, original: dict, codes: list[type
     return any(_assigns_globals(code) or set(_imports(code)) & program.names for code in codes)
 
 
+# id(code) -> (the code, kept alive so that its id is not reused; whether it assigns globals; what it imports).
+# A shipment is made for every remote function and class in every execution: their code is read once.
+_read: dict[int, tuple[types.CodeType, bool, list[str]]] = {}
+
+
 def _assigns_globals(code: types.CodeType) -> bool:
-    return any(instruction.opname in ("STORE_GLOBAL", "DELETE_GLOBAL") for instruction in dis.get_instructions(code)) \
-        or any(_assigns_globals(c) for c in code.co_consts if isinstance(c, types.CodeType))
+    return _reading(code)[1]
 
 
 def _imports(code: types.CodeType) -> list[str]:
     """The top-level names of the modules a code object (or code nested in it) imports."""
-    names = [str(instruction.argval).partition(".")[0] for instruction in dis.get_instructions(code)
-             if instruction.opname == "IMPORT_NAME"]
-    for constant in code.co_consts:
-        if isinstance(constant, types.CodeType):
+    return _reading(code)[2]
+
+
+def _reading(code: types.CodeType) -> tuple[types.CodeType, bool, list[str]]:
+    known = _read.get(id(code))
+    if known is None:
+        instructions = list(dis.get_instructions(code))
+        inner = [c for c in code.co_consts if isinstance(c, types.CodeType)]
+        assigns = any(i.opname in ("STORE_GLOBAL", "DELETE_GLOBAL") for i in instructions) or any(
+            _assigns_globals(c) for c in inner
+        )
+        names = [str(i.argval).partition(".")[0] for i in instructions if i.opname == "IMPORT_NAME"]
+        for constant in inner:
             names.extend(_imports(constant))
-    return names
+        known = _read[id(code)] = (code, assigns, names)
+    return known
 
 
 def _is_script_function(function: types.FunctionType, source_files: frozenset[str]) -> bool:
