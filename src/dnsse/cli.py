@@ -321,14 +321,14 @@ def finish_check(arguments: argparse.Namespace, result: CampaignResult, stories:
     status = EXIT_BUG if result.bugs else EXIT_CLEAN
     if result.interrupted is not None:
         status = EXIT_TERMINATED if result.interrupted == signal.SIGTERM else EXIT_INTERRUPTED
-        # Campaigns of --ray-address, and directed searches divided among --workers, save no state.
+        # Campaigns of --ray-address save no state.
         resumable = state_path(arguments.out).exists()
         sys.stderr.write(
             f"dnsse: interrupted after {result.executions} executions; the reports so far are written. "
             + (
                 f"Continue the campaign with the same command and --resume {shlex.quote(str(arguments.out))}\n"
                 if resumable
-                else "This campaign cannot be resumed (--ray-address, or fuzz, symbolic or hybrid with --workers); "
+                else "This campaign cannot be resumed (--ray-address); "
                 "run it again\n"
             )
         )

@@ -165,6 +165,19 @@ class Sharing:
             record["tries"] = sorted([_side_json(side), n] for side, n in tries.items())
         return record
 
+    def settled(self) -> None:
+        """Everything the strategy and coverage map hold counts as shared: so they stand after a merge.
+
+        A worker resumed at the start of a round (see dnsse.search.parallel_progress)
+        has applied every merge before it, and learnt nothing since.
+        """
+        if self.coverage is not None:
+            self._branches = set(self.coverage.branches)
+            self._interleavings = set(self.coverage.interleavings)
+        if self.symbolic is not None:
+            self._taken = set(self.symbolic.taken)  # type: ignore[attr-defined]
+            self._tries = dict(self.symbolic.tries)  # type: ignore[attr-defined]
+
     def absorb(self, merged: dict) -> None:
         """Apply a merge of every worker's findings (this worker's included), as :class:`Merger` made it."""
         self.corpus.merged([entry_from_json(raw) for raw in merged["entries"]])
@@ -226,3 +239,28 @@ class Merger:
             "taken": sorted(_side_json(side) for side in taken),
             "tries": sorted([_side_json(side), count] for side, count in tries.items()),
         }
+
+    def state(self) -> dict:
+        """What it merged so far, as JSON, for a resumed campaign to merge on from."""
+        return {
+            "keys": self.keys,
+            "entries": self.entries,
+            "merges": self.merges,
+            "branches": sorted(list(raw) for raw in self._branches),
+            "interleavings": sorted(list(raw) for raw in self._interleavings),
+            "taken": sorted(_side_json(side) for side in self._taken),
+            "tries": sorted([_side_json(side), count] for side, count in self._tries.items()),
+        }
+
+    @classmethod
+    def restored(cls, state: dict) -> Merger:
+        """The merger :meth:`state` saved."""
+        return cls(
+            keys=int(state["keys"]),
+            entries=int(state["entries"]),
+            merges=int(state["merges"]),
+            _branches={(str(path), int(start), int(end)) for path, start, end in state["branches"]},
+            _interleavings={_interleaving(raw) for raw in state["interleavings"]},
+            _taken={_side_key(_side(raw)) for raw in state["taken"]},
+            _tries={_side(raw): int(count) for raw, count in state["tries"]},
+        )

@@ -118,15 +118,8 @@ def run_parallel(
         return run_parallel_dfs(config, on_bug, on_start, on_execution, control)
     campaign = prepared_campaign(config, on_bug, on_start, feedback=wants_feedback(strategy), on_loaded=start_fork_server)
     workers = config.workers if config.budget is None else min(config.workers, config.budget)
-    # A directed search divided among workers shares rounds (dnsse.search.parallel_rounds) that are not saved.
-    resumable = control if not sharded(strategy) else None
-    if control is not None and control.resume is not None and resumable is None:
-        raise BadInput(
-            f"--resume does not apply to {strategy.name} with --workers: the rounds its workers share are not saved. "
-            "Run the campaign again, or resume a campaign of one process"
-        )
-    done, progress = resume_progress(resumable, campaign, config.strategy, workers)
-    saving = resumable is not None and resumable.saving
+    done, progress = resume_progress(control, campaign, config.strategy, workers)
+    saving = control is not None and control.saving
     # Workers compare the time budget with the wall clock, the one clock every process shares.
     deadline = (
         None
@@ -136,12 +129,15 @@ def run_parallel(
     pool = WorkerPool(
         _worker_main,
         lambda worker, start, files: worker_settings(
-            config, campaign.target, worker, workers, deadline, start, files, progress.take_learnt(worker), saving
+            config, campaign.target, worker, workers, deadline, start, files, progress.take_learnt(worker), saving,
+            first_round,
         ),
     )
+    rounds = _round_keeper(strategy, pool.directory, workers, progress, control) if sharded(strategy) else None
+    # The merges written here start after those a resumed campaign's workers had applied.
+    first_round = rounds.merged if rounds is not None else 0
     totals = WorkerTotals()
     running = {worker for worker in range(workers) if _share_left(config.budget, progress.next[worker], deadline)}
-    rounds = RoundKeeper(pool.directory, workers) if sharded(strategy) else None
     executions = done
     try:
         for worker in sorted(running):
@@ -151,13 +147,28 @@ def run_parallel(
         )
     finally:
         pool.shut_down()
-    if resumable is not None:
-        resumable.finish(lambda: save_progress(resumable, campaign, config.strategy, executions, progress))
+    if control is not None:
+        if rounds is not None:
+            progress.rounds = rounds.state()
+        control.finish(lambda: save_progress(control, campaign, config.strategy, executions, progress))
     search = {**totals.notes(), **(rounds.notes() if rounds is not None else {})}
     result = campaign.result(strategy.name, executions, engines=totals.engines(), search=search)
     result.interrupted = control.stop_signal if control is not None else None
     result.advisor = totals.advisor()
     return result
+
+
+def _round_keeper(
+    strategy: Strategy, directory: Path, workers: int, progress: ParallelProgress, control: CampaignControl | None
+) -> RoundKeeper:
+    """The rounds of a directed search, merged on from where a resumed campaign stopped."""
+    if progress.rounds is None:
+        return RoundKeeper(directory, workers)
+    assert control is not None
+    try:
+        return RoundKeeper.restored(directory, workers, progress.rounds)
+    except (ValueError, TypeError, KeyError, AttributeError) as error:
+        raise control.damaged(strategy.name, error) from None
 
 
 def _start(pool: WorkerPool, rounds: RoundKeeper | None, worker: int, start: int) -> None:
@@ -176,11 +187,13 @@ def worker_settings(
     files: WorkerFiles | None = None,
     learnt: dict | None = None,
     saving: bool = False,
+    applied: int = 0,
 ) -> str:
     """What a worker needs to rebuild the campaign, as JSON (paths made absolute).
 
     ``learnt``: what the worker learnt before the campaign was stopped (see
-    dnsse.search.parallel_progress); ``saving``: send what it learnt when stopped.
+    dnsse.search.parallel_progress); ``saving``: send what it learnt when stopped;
+    ``applied``: a directed search's rounds merged before it starts, which ``learnt`` holds.
     """
     return json.dumps(
         {
@@ -210,6 +223,7 @@ def worker_settings(
             "advisor": model_settings_json(config.advisor),
             "learnt": learnt,
             "saving": saving,
+            "applied": applied,
         }
     )
 
@@ -241,7 +255,10 @@ def _collect(
     source = campaign.target.spec.path.name
     while running:
         if control is not None and control.stop_signal is not None:
-            pool.stop.value = True
+            if rounds is not None and control.saving:
+                rounds.stop(running)  # at a round's start, where the workers' states fit together
+            else:
+                pool.stop.value = True
         for worker, message in pool.receive(POLL_S):
             if message is None:
                 death = pool.death(worker)
@@ -289,6 +306,9 @@ def _collect(
                 found[worker] = message
             elif kind == "learnt":
                 progress.learnt[worker] = message["learnt"]
+            elif kind == "boundary":
+                progress.learnt[worker] = message["learnt"]
+                progress.next[worker] = message["next"]
             elif kind == "execution":
                 executions += 1
                 found.pop(worker, None)
@@ -443,7 +463,7 @@ def _run_share(settings: dict, stop: ctypes.c_bool, send: Send) -> dict | None:
     reported: dict[str, set[Arc]] = {}
     shrunk: set[tuple[str, str]] = set()
     sharing = Sharing.of(strategy, campaign.coverage_map, worker, workers) if settings["rounds"] else None
-    rounds = RoundWorker(Path(settings["rounds"]), sharing) if sharing is not None else None
+    rounds = RoundWorker(Path(settings["rounds"]), sharing, settings["applied"]) if sharing is not None else None
     if rounds is not None:
         rounds.catch_up()
     last_round = None
@@ -451,6 +471,8 @@ def _run_share(settings: dict, stop: ctypes.c_bool, send: Send) -> dict | None:
         campaign.prepare()
         if settings["learnt"] is not None:
             restore_learnt(strategy, campaign, settings["learnt"])
+            if sharing is not None:
+                sharing.settled()
         for index in itertools.count(settings["start"], workers):
             if config.budget is not None and index >= config.budget:
                 break
@@ -464,6 +486,10 @@ def _run_share(settings: dict, stop: ctypes.c_bool, send: Send) -> dict | None:
                     send("learnt", round=last_round, learnt=rounds.sharing.learnt())
                     if not rounds.wait_for(last_round, stop):
                         break
+                if number != last_round and rounds.stops_at(number):
+                    # Stopped at this round's start, every merge before it applied: what it learnt, for --resume.
+                    send("boundary", next=index, learnt=learnt_of(strategy, campaign))
+                    break
                 last_round = number
             chooser = strategy.chooser_for(index)
             if recorder is not None:
@@ -496,7 +522,7 @@ def _run_share(settings: dict, stop: ctypes.c_bool, send: Send) -> dict | None:
                 # Threads that would not stop slow every later execution, and the allocator may keep
                 # the memory the program took: a fresh process goes on.
                 return {"index": index}
-        if stop.value and settings["saving"]:
+        if stop.value and settings["saving"] and rounds is None:
             # Stopped before its share was done: what it learnt goes into the saved state, for --resume.
             send("learnt", learnt=learnt_of(strategy, campaign))
     return None

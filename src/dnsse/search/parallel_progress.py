@@ -11,6 +11,15 @@ what it learnt, so it runs the executions the uninterrupted one would have
 run. A state saved on the way (the campaign was killed, not stopped) holds
 no worker's learning: those workers start afresh at their next index, as a
 worker replaced after a crash does.
+
+A directed search (``fuzz``, ``symbolic``, ``hybrid``) divides its work in
+rounds merged by the parent (see :mod:`dnsse.search.parallel_rounds`): it
+stops at the start of a round, and what each worker learnt is its state
+there (its corpus keyed as merged), saved with the rounds merged and the
+parent's merger. A resumed campaign merges on from the next round, so it
+runs the executions, and finds the bugs, of the uninterrupted one. Such a
+campaign saves its state only when stopped: one that was killed cannot be
+resumed.
 """
 
 from __future__ import annotations
@@ -33,6 +42,8 @@ class ParallelProgress:
 
     next: list[int]
     learnt: dict[int, dict] = field(default_factory=dict)
+    # A directed search: the rounds merged and the merger (see RoundKeeper.state), None before any.
+    rounds: dict | None = None
 
     def take_learnt(self, worker: int) -> dict | None:
         """What ``worker`` learnt before the stop, for its first process only (a replacement starts afresh)."""
@@ -48,7 +59,9 @@ def resume_progress(control: CampaignControl | None, campaign: Campaign, strateg
     try:
         raw = saved.strategy_state
         progress = ParallelProgress(
-            [int(index) for index in raw["next"]], {int(worker): dict(state) for worker, state in raw["learnt"].items()}
+            [int(index) for index in raw["next"]],
+            {int(worker): dict(state) for worker, state in raw["learnt"].items()},
+            None if raw.get("rounds") is None else dict(raw["rounds"]),
         )
         if len(progress.next) != workers or any(index % workers != worker for worker, index in enumerate(progress.next)):
             raise ValueError(f"it holds the places of {len(progress.next)} workers, not of {workers}")
@@ -65,7 +78,12 @@ def save_progress(
 ) -> None:
     recorder = campaign.recorder
     arcs = {} if recorder is None else {path: sorted([list(arc) for arc in arcs]) for path, arcs in recorder.arcs.items()}
-    learnt = {"next": progress.next, "learnt": {str(worker): state for worker, state in progress.learnt.items()}, "arcs": arcs}
+    learnt = {
+        "next": progress.next,
+        "learnt": {str(worker): state for worker, state in progress.learnt.items()},
+        "arcs": arcs,
+        "rounds": progress.rounds,
+    }
     control.save_learnt(campaign, strategy, executions, learnt, {}, workers=campaign.config.workers)
 
 

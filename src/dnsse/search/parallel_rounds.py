@@ -10,6 +10,12 @@ goes on; a replacement applies, as it starts, every merge written so far.
 Files rather than a pipe from the parent: a worker reads the merge when it
 is ready, so the parent never blocks writing to a busy worker while that
 worker blocks writing its reports to the parent.
+
+A campaign stopped for ``--resume`` (Ctrl-C, SIGTERM) stops at the start
+of a round, where every worker has applied the same merges: the parent
+writes the round in ``stop`` (one no worker has started), each worker runs
+on to it and sends what it learnt (a ``boundary`` message), and the saved
+state is one every worker and the parent's merger stood at together.
 """
 
 from __future__ import annotations
@@ -30,6 +36,10 @@ WAIT_S = 0.0005
 
 def _round_file(directory: Path, number: int) -> Path:
     return directory / f"round-{number}.json"
+
+
+def _stop_file(directory: Path) -> Path:
+    return directory / "stop"
 
 
 def write_round(directory: Path, number: int, merge_text: str) -> None:
@@ -63,6 +73,13 @@ class RoundWorker:
                 time.sleep(WAIT_S)
             self._apply()
         return True
+
+    def stops_at(self, number: int) -> bool:
+        """Whether the campaign stops at the start of round ``number``."""
+        try:
+            return int(_stop_file(self.directory).read_text(encoding="utf-8")) <= number
+        except (FileNotFoundError, ValueError):
+            return False
 
     def _apply(self) -> None:
         self.sharing.absorb(json.loads(_round_file(self.directory, self.applied).read_text(encoding="utf-8")))
@@ -102,6 +119,29 @@ class RoundKeeper:
             self._reports.pop(number, None)
             write_round(self.directory, number, json.dumps(merge))
             self.merged += 1
+
+    def stop(self, running: set[int]) -> None:
+        """Stop the workers at the start of the first round none of them can have started yet.
+
+        A worker runs round R only once round R-1 is merged, which needs every
+        running worker's report of R-1: so none is past the round after the
+        latest one a running worker is known to be in.
+        """
+        if _stop_file(self.directory).exists():
+            return
+        number = max((self._at.get(worker, 0) for worker in running), default=self.merged) + 1
+        path = _stop_file(self.directory)
+        aside = path.with_suffix(".part")
+        aside.write_text(str(number), encoding="utf-8")
+        os.replace(aside, path)
+
+    def state(self) -> dict:
+        """The rounds merged and the merger, as JSON: where a resumed campaign merges on from."""
+        return {"merged": self.merged, "merger": self.merger.state()}
+
+    @classmethod
+    def restored(cls, directory: Path, workers: int, state: dict) -> RoundKeeper:
+        return cls(directory, workers, merger=Merger.restored(state["merger"]), merged=int(state["merged"]))
 
     def notes(self) -> dict[str, int]:
         """What the division shared, for the report's search counts."""

@@ -48,6 +48,8 @@ def entry_state(entry: CorpusEntry) -> dict:
         "score": entry.score,
         "picks": entry.picks,
         "finds": entry.finds,
+        # Where workers share the corpus: the order the parent merged it in (see dnsse.search.corpus_share).
+        "key": entry.key,
     }
 
 
@@ -66,6 +68,7 @@ def entry_from(state: dict, rerun: Rerun) -> CorpusEntry:
         score=float(state["score"]),
         picks=int(state["picks"]),
         finds=int(state["finds"]),
+        key=None if state.get("key") is None else int(state["key"]),
     )
 
 
