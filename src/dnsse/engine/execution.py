@@ -224,11 +224,15 @@ class Execution:
     def _switch(self, agent: ThreadAgent) -> None:
         if self.aborted:
             raise ExecutionAborted()
+        # _pick, inlined: this is the path of every scheduling point.
+        self.scheduling = True
         try:
-            chosen = self._pick(agent)
+            chosen = self._take_steps(agent)
         except TraceDivergence as divergence:
             self.diverge(str(divergence))
             chosen = None
+        finally:
+            self.scheduling = False
         if chosen is agent:
             return
         if chosen is None:
@@ -265,8 +269,21 @@ class Execution:
         while True:
             if self.aborted:
                 return None
-            enabled, expiring = self._enabled()
-            if enabled is None:
+            # The agents that can take a step, and those whose timed wait may expire. Expiring waits
+            # come after the enabled agents in the choice offered to the chooser, so "the first
+            # option" never gives up on a wait. Inlined: it runs at every step.
+            enabled: list[int] = []
+            expiring: list[Agent] = []
+            live = False
+            for candidate in self.active:
+                if not candidate.daemon:
+                    live = True
+                waiting = candidate.waiting
+                if waiting is None or waiting.ready():
+                    enabled.append(candidate.id)
+                elif waiting.expiry is not None:
+                    expiring.append(candidate)
+            if not live:  # no live (non-daemon) agent is left
                 self._complete()
                 return None
             runnable = enabled + [agent.id for agent in expiring] if expiring else enabled
@@ -316,26 +333,6 @@ class Execution:
                 self._run_step(chosen)
                 continue
             return chosen  # type: ignore[return-value]
-
-    def _enabled(self) -> tuple[list[int] | None, list[Agent]]:
-        """The ids of agents that can take a step, and the agents whose timed wait may expire.
-
-        ``None`` for the first when no live (non-daemon) agent is left. Expiring
-        waits come after the enabled agents in the choice offered to the
-        chooser, so "the first option" never gives up on a wait.
-        """
-        enabled: list[int] = []
-        expiring: list[Agent] = []
-        live = False
-        for candidate in self.active:
-            if not candidate.daemon:
-                live = True
-            waiting = candidate.waiting
-            if waiting is None or waiting.ready():
-                enabled.append(candidate.id)
-            elif waiting.expiry is not None:
-                expiring.append(candidate)
-        return (enabled if live else None), expiring
 
     def _run_step(self, agent: StepAgent) -> None:
         try:
