@@ -9,7 +9,9 @@ It proposes what experience says breaks concurrent programs:
   check-then-act), and a collective or receive of a rank that ran early held
   back until a later rank's conflicting step ran;
 - delay one agent while the others run on (see :mod:`dnsse.advisor.delays`):
-  the holder of a contended lock, one caller of an actor that several call;
+  the holder of a contended lock, one caller of an actor that several call,
+  the first and the last rank to reach a collective over their way there
+  (see :mod:`dnsse.advisor.collectives`);
 - crash an actor that declares restarts right after a call of a method that
   changes its state and persisted nothing (see :mod:`dnsse.advisor.actor_calls`):
   the restart loses an update the caller was told had happened;
@@ -25,6 +27,7 @@ from __future__ import annotations
 
 import enum
 
+from dnsse.advisor.collectives import collective_delays
 from dnsse.advisor.delays import lock_holder_delays, starved_callers
 from dnsse.advisor.hints import FaultHint, Hint, InputHint, OperationRef, OrderingHint
 from dnsse.advisor.stats import AdvisorStats
@@ -47,6 +50,7 @@ class OfflineAdvisor:
         races = summary.races()
         hints.extend(_crashes_after_unpersisted_changes(summary))
         hints.extend(_windows(summary))
+        hints.extend(collective_delays(summary))
         hints.extend(lock_holder_delays(summary))
         hints.extend(starved_callers(summary))
         for rank, order in enumerate(races):
