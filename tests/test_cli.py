@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -24,6 +25,7 @@ def run_cli(*arguments: str, cwd: Path | None = None) -> subprocess.CompletedPro
     )
 
 
+@pytest.mark.torch
 def test_bundled_example_bug_is_found_and_its_replay_reproduces_it(tmp_path: Path) -> None:
     found = run_cli("check", f"{EXAMPLE}:main", "--out", str(tmp_path / "traces"), "--json", str(tmp_path / "r.json"))
     assert found.returncode == 1, found.stdout + found.stderr
@@ -41,11 +43,25 @@ def test_bundled_example_bug_is_found_and_its_replay_reproduces_it(tmp_path: Pat
     assert "reproduced" in replayed.stdout and "buffer read before Work.wait()" in replayed.stdout
 
 
+@pytest.mark.torch
 def test_a_correct_program_exits_zero_with_no_trace(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     status = main(["check", f"{PROGRAMS}/torch_values.py:checked", "--budget", "30", "--out", str(tmp_path)])
     assert status == 0
     assert "no bug found" in capsys.readouterr().out
     assert not list(tmp_path.glob("bug-*.json"))
+
+
+def test_a_torch_program_without_torch_installed_is_bad_input(tmp_path: Path) -> None:
+    # A torch that fails to import, as on a Python with no torch build: every child process sees it too.
+    (tmp_path / "torch.py").write_text("raise ImportError(\"No module named 'torch'\")\n", encoding="utf-8")
+    path = os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH", "")]))
+    found = subprocess.run(
+        [sys.executable, "-m", "dnsse.cli", "check", f"{EXAMPLE}:main", "--out", str(tmp_path / "out")],
+        capture_output=True, text=True, timeout=300, env={**os.environ, "PYTHONPATH": path},
+    )
+    assert found.returncode == 2, found.stderr
+    assert "torch is not installed for this Python" in found.stderr and "Traceback" not in found.stderr
+    assert not (tmp_path / "out").exists() or not list((tmp_path / "out").iterdir())
 
 
 def test_lock_order_deadlock_names_both_threads(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:

@@ -16,13 +16,14 @@ costs one call of the global trace function.
 
 from __future__ import annotations
 
+import contextlib
 import dis
 import functools
 import os
 import types
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Iterator
 
 from coverage.config import DEFAULT_EXCLUDE, DEFAULT_PARTIAL, DEFAULT_PARTIAL_ALWAYS
 from coverage.misc import join_regex
@@ -74,6 +75,11 @@ class ArcRecorder:
             return _frame_tracer(frame, arcs, inner_local)
 
         return global_trace
+
+    @contextlib.contextmanager
+    def recording(self) -> Iterator[None]:
+        """While one execution runs (a trace function needs no set-up; the ``sys.monitoring`` recorder does)."""
+        yield
 
     def coverage(self) -> BranchCoverage:
         """Branch coverage over every file, summed."""

@@ -33,6 +33,23 @@ class Framework(Protocol):
         ...
 
 
+def _require_torch() -> None:
+    """torch is an optional dependency (no CPU build is served for every Python): say so, not a traceback."""
+    import sys
+
+    try:
+        import torch  # noqa: F401 - the framework imports it next anyway
+    except ImportError:
+        from dnsse.errors import BadInput
+
+        version = ".".join(map(str, sys.version_info[:3]))
+        raise BadInput(
+            f"the program is a torch program, but torch is not installed for this Python ({version}, "
+            f"{sys.executable}); install a CPU build of torch into it to check torch programs (threads, "
+            "asyncio and Ray programs need no torch)"
+        )
+
+
 def framework_named(name: str, world_size: int, faults: bool = True) -> Framework:
     """The framework called ``name``; ``faults`` lets the ray framework inject the crashes Ray allows."""
     if name == "ray":
@@ -40,6 +57,7 @@ def framework_named(name: str, world_size: int, faults: bool = True) -> Framewor
 
         return RayFramework(faults=faults)
     if name == "torch":
+        _require_torch()
         from dnsse.frameworks.torch_dist.framework import TorchFramework
 
         return TorchFramework(world_size)

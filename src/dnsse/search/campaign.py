@@ -12,6 +12,7 @@ from typing import Callable, Iterator
 from dnsse.advisor.model import ModelSettings
 from dnsse.coverage.arcs import ArcRecorder, BranchCoverage
 from dnsse.coverage.feedback import CoverageMap
+from dnsse.coverage.recorder import arc_recorder
 from dnsse.engine.bugs import Bug
 from dnsse.engine.choices import Chooser, ReplayChooser
 from dnsse.engine.determinism import Expected
@@ -167,7 +168,7 @@ class Campaign:
         self.config = config
         self.target, self.framework = load(config.target, config.framework, config.world_size, config.faults)
         self.suite = load_suite(config.specs, config.spec_files, self.target.spec.path)
-        self.recorder = ArcRecorder(self.target.source_files) if config.coverage or feedback else None
+        self.recorder = arc_recorder(self.target.source_files) if config.coverage or feedback else None
         self.coverage_map = CoverageMap(self.recorder) if feedback and self.recorder is not None else None
         self.found: list[FoundBug] = []
         self.inconclusive: list[InconclusiveRun] = []
@@ -206,17 +207,18 @@ class Campaign:
 
     def execute(self, chooser: Chooser) -> ExecutionResult:
         """Run the target once with ``chooser``; the framework must be active."""
-        arcs = ArcRecorder(self.target.source_files) if self.coverage_map is not None else self.recorder
-        result = run_execution(
-            self.target,
-            self.framework,
-            chooser,
-            self.config.limits,
-            pinned=self.pinned,
-            trace_hook=arcs.compose if arcs is not None else None,
-            monitors=self._monitors,
-            capture_output=not self.config.show_output,
-        )
+        arcs = arc_recorder(self.target.source_files) if self.coverage_map is not None else self.recorder
+        with arcs.recording() if arcs is not None else contextlib.nullcontext():
+            result = run_execution(
+                self.target,
+                self.framework,
+                chooser,
+                self.config.limits,
+                pinned=self.pinned,
+                trace_hook=arcs.compose if arcs is not None else None,
+                monitors=self._monitors,
+                capture_output=not self.config.show_output,
+            )
         if self.coverage_map is not None:
             # Each execution's own arcs, merged into the campaign's: what it added is the feedback.
             result.feedback = self.coverage_map.add(arcs, result.history)  # type: ignore[arg-type]

@@ -20,8 +20,10 @@ function rebinds and of attributes the program never rebinds after
 construction, values that are immutable, code, modules, and controlled
 primitives (they have points of their own).
 
-The stack can only be read on CPython 3.11; elsewhere nothing is traced and
-every execution says that its steps' footprints were not seen.
+The opcode events come from ``sys.settrace`` on CPython 3.11 and from
+``sys.monitoring`` on 3.12 and 3.13 (:mod:`monitored_points`). The stack can
+be read on those three; elsewhere nothing is traced and every execution says
+that its steps' footprints were not seen.
 """
 
 from __future__ import annotations
@@ -40,12 +42,20 @@ from dnsse.engine.agent import ThreadAgent
 from dnsse.engine.object_names import ObjectNames
 from dnsse.engine.operation import Access, Operation
 from dnsse.engine.target import LoadedTarget
-from dnsse.frameworks.threads import frame_stack
+from dnsse.frameworks.threads import frame_stack, monitored_points
 from dnsse.frameworks.threads.accesses import AccessModel, Touched
 from dnsse.frameworks.threads.frame_stack import NULL, local_slot, peek, top_entries
 
 Handler = Callable[[types.FrameType, ObjectNames], tuple[Touched, str | None]]
 _INPLACE_FIRST = 13  # BINARY_OP's first in-place operator (NB_INPLACE_ADD)
+# Where a call's callable sits: 3.13 pushes it below the self-or-NULL slot, 3.11 and 3.12 above it.
+_SELF_BELOW_CALLABLE = sys.version_info >= (3, 13)
+# Where an opcode event fires for an instruction with EXTENDED_ARG prefixes: 3.11 at the first
+# prefix; 3.12's and 3.13's instrumentation at each prefix and at the instruction itself.
+_EVENT_AT_PREFIX = sys.version_info < (3, 12)
+# 3.12 and 3.13 honour f_trace_opcodes set in a frame's call event only for the code's later frames
+# (3.12.1 not even then); set again at a line event, it holds at once. 3.11 needs no line events.
+_OPCODES_FROM_LINES = sys.version_info >= (3, 12)
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,10 +185,14 @@ def traced(agent: ThreadAgent, plan: SharedStatePlan | None) -> Iterator[None]:
     if not frame_stack.AVAILABLE:
         version = ".".join(map(str, sys.version_info[:2]))
         agent.execution.distrust(
-            f"Python {version} does not let dnsse read what an opcode touches (CPython 3.11 does), so reads and "
+            f"Python {version} does not let dnsse read what an opcode touches (CPython 3.11 to 3.13 do), so reads and "
             "writes of shared Python objects are not scheduling points"
         )
         yield
+        return
+    if monitored_points.available():
+        with monitored_points.traced(agent, plan):
+            yield
         return
     tracer = _tracer(agent, plan)
     hook = agent.execution.trace_hook
@@ -224,7 +238,7 @@ def _tracer(agent: ThreadAgent, plan: SharedStatePlan) -> Callable:
             table = plan.table_for(code)
         if not table:
             return None
-        frame.f_trace_lines = False
+        frame.f_trace_lines = _OPCODES_FROM_LINES
         frame.f_trace_opcodes = True
         points = table.get
 
@@ -237,6 +251,8 @@ def _tracer(agent: ThreadAgent, plan: SharedStatePlan) -> Callable:
                     execution.distrust(f"{point.where}: {unseen}")
                 if touched:
                     yield_point(agent, Operation(point.kind, touched, point.where))
+            elif event == "line":
+                frame.f_trace_opcodes = True
             return trace_opcode
 
         return trace_opcode
@@ -272,7 +288,7 @@ def _instructions(code: types.CodeType) -> list[_Instruction]:
             if prefix is None:
                 prefix = ins.offset
             continue
-        offset = ins.offset if prefix is None else prefix
+        offset = ins.offset if prefix is None or not _EVENT_AT_PREFIX else prefix
         listing.append(_Instruction(offset, ins.opname, ins.arg, ins.argval, line))
         prefix = None
     return listing
@@ -305,6 +321,10 @@ def _handler(ins: _Instruction, plan: SharedStatePlan) -> tuple[str, Handler] | 
         return kind, lambda frame, names: (model.attribute(peek(frame, 1), name, access, names), None)
     if op == "BINARY_SUBSCR":
         return "item.load", on_data(2, Access.READ)
+    if op == "BINARY_SLICE":  # 3.12+: container, start, end
+        return "item.load", on_data(3, Access.READ)
+    if op == "STORE_SLICE":  # 3.12+: value, container, start, end
+        return "item.store", on_data(3, Access.WRITE)
     if op in ("STORE_SUBSCR", "DELETE_SUBSCR"):
         return "item.store", on_data(2, Access.WRITE)
     if op == "CONTAINS_OP":
@@ -317,6 +337,10 @@ def _handler(ins: _Instruction, plan: SharedStatePlan) -> tuple[str, Handler] | 
         return "merge", on_data(1, Access.READ)
     if op == "FORMAT_VALUE":
         return "format", on_data(2 if arg & 0x04 else 1, Access.READ)
+    if op in ("CONVERT_VALUE", "FORMAT_SIMPLE"):  # 3.13's FORMAT_VALUE, in two
+        return "format", on_data(1, Access.READ)
+    if op == "FORMAT_WITH_SPEC":
+        return "format", on_data(2, Access.READ)
     if op == "COMPARE_OP":
         return "compare", lambda frame, names: (model.data(top_entries(frame, 2), Access.READ, names), None)
     if op == "BINARY_OP":
@@ -334,7 +358,7 @@ def _handler(ins: _Instruction, plan: SharedStatePlan) -> tuple[str, Handler] | 
         touched = ((f"global:{name}", Access.READ if op == "LOAD_GLOBAL" else Access.WRITE),)
         kind = "global.load" if op == "LOAD_GLOBAL" else "global.store"
         return kind, lambda frame, names: (touched, None)
-    if op in ("LOAD_DEREF", "LOAD_CLASSDEREF", "STORE_DEREF", "DELETE_DEREF"):
+    if op in ("LOAD_DEREF", "LOAD_CLASSDEREF", "LOAD_FROM_DICT_OR_DEREF", "STORE_DEREF", "DELETE_DEREF"):
         access = Access.WRITE if op in ("STORE_DEREF", "DELETE_DEREF") else Access.READ
 
         def cell(frame: types.FrameType, names: ObjectNames) -> tuple[Touched, None]:
@@ -350,19 +374,32 @@ def _handler(ins: _Instruction, plan: SharedStatePlan) -> tuple[str, Handler] | 
             return ((names.name(holder), access),), None
 
         return ("cell.load" if access is Access.READ else "cell.store"), cell
-    if op == "CALL":
+    if op in ("CALL", "CALL_KW"):
+        # CALL_KW (3.13) has the keyword names' tuple on top of the arguments.
+        count = arg + (3 if op == "CALL_KW" else 2)
+        first_is_callable = _SELF_BELOW_CALLABLE
+
         def call(frame: types.FrameType, names: ObjectNames) -> tuple[Touched, str | None]:
-            entries = top_entries(frame, arg + 2)
+            entries = top_entries(frame, count)
+            if first_is_callable:
+                # 3.13: callable, self or NULL, arguments (then CALL_KW's keyword names, left out)
+                if entries[1] is NULL:
+                    return model.call(entries[0], entries[2:arg + 2], names)
+                return model.call(entries[0], entries[1:arg + 2], names)
+            # 3.11, 3.12: NULL, callable, arguments; or method, self, arguments
             if entries[0] is NULL:
                 return model.call(entries[1], entries[2:], names)
             return model.call(entries[0], entries[1:], names)
 
         return "call", call
     if op == "CALL_FUNCTION_EX":
+        # 3.13 keeps the callable below the NULL, 3.11 and 3.12 above it.
+        below = 1 if _SELF_BELOW_CALLABLE else 0
+
         def call_ex(frame: types.FrameType, names: ObjectNames) -> tuple[Touched, str | None]:
             keywords = peek(frame, 1) if arg & 1 else None
             positional = peek(frame, 2 if arg & 1 else 1)
-            function = peek(frame, 3 if arg & 1 else 2)
+            function = peek(frame, (3 if arg & 1 else 2) + below)
             arguments = list(positional) if isinstance(positional, tuple) else [positional]
             if isinstance(keywords, dict):
                 arguments.extend(keywords.values())
