@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 DEMO := examples/loss_scaling.py:main
 
-.PHONY: install demo test bench clean
+.PHONY: install demo test test-pythons bench clean
 
 install: $(VENV)/.installed
 
@@ -25,8 +25,36 @@ demo: install
 test: install
 	$(BIN)/python -m pytest -q
 
+# The torch-free tests on the other supported Pythons (3.12, 3.13), each in a venv of its own
+# without torch (no CPU build of it is served for them here): threads and their shared-state
+# points, coverage, asyncio, the Ray model, LTL, replay, minimization, the CLI. A Python not
+# found (under pyenv, or on PATH as pythonX.Y) is skipped with a message.
+OTHER_PYTHONS ?= 3.12 3.13
+PYENV_VERSIONS ?= $(or $(PYENV_ROOT),$(HOME)/.pyenv)/versions
+PYTHONS_TESTS := tests/test_tracer_backends.py tests/test_threads_shared_state.py tests/test_threads_bugs.py \
+	tests/test_threads_primitives.py tests/test_coverage.py tests/test_asyncio.py tests/test_ray_semantics.py \
+	tests/test_spec_parser.py tests/test_spec_monitor.py tests/test_minimize.py \
+	tests/test_cli.py::test_a_torch_program_without_torch_installed_is_bad_input \
+	tests/test_cli.py::test_lock_order_deadlock_names_both_threads \
+	tests/test_cli.py::test_the_same_seed_gives_the_same_campaign \
+	tests/test_cli.py::test_replay_of_a_fixed_program_passes_with_exit_zero
+
+test-pythons:
+	@status=0; for version in $(OTHER_PYTHONS); do \
+		python=$$(ls -d $(PYENV_VERSIONS)/$$version.*/bin/python 2>/dev/null | tail -1); \
+		[ -n "$$python" ] || python=$$(command -v python$$version); \
+		if [ -z "$$python" ] || ! $$python -c '' 2>/dev/null; then echo "test-pythons: no Python $$version here; its tests are skipped"; continue; fi; \
+		venv=.venv$$(echo $$version | tr -d .); \
+		if [ ! -f $$venv/.installed ] || [ pyproject.toml -nt $$venv/.installed ]; then \
+			$$python -m venv $$venv && $$venv/bin/pip install --quiet --disable-pip-version-check -e '.[test]' \
+				&& touch $$venv/.installed || { status=1; continue; }; \
+		fi; \
+		echo "test-pythons: Python $$version ($$python)"; \
+		$$venv/bin/python -m pytest -q -m "not torch and not gloo and not ray" $(PYTHONS_TESTS) || status=1; \
+	done; exit $$status
+
 bench: install
 	$(BIN)/python benchmarks/engine_speed.py
 
 clean:
-	rm -rf $(VENV) .dnsse .pytest_cache
+	rm -rf $(VENV) .venv3*/ .dnsse .pytest_cache

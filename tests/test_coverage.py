@@ -5,6 +5,8 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from benchmarks.coverage_measure import coverage_py_branches
 from dnsse.coverage.arcs import ArcRecorder, BranchCoverage, branch_coverage
 from dnsse.search.campaign import CampaignConfig, run_campaign
@@ -103,6 +105,7 @@ def test_coverage_guided_strategies_measure_coverage_as_coverage_py_does(tmp_pat
         assert run_campaign(config).coverage == coverage_py_branches(path)
 
 
+@pytest.mark.torch
 def test_torch_ranks_are_traced(tmp_path: Path) -> None:
     path = tmp_path / "ranks.py"
     path.write_text(
