@@ -10,6 +10,11 @@ figure of a run is its executions divided by the tool's own search time
 and the command's whole wall time, start-up included, is shown beside it.
 dnsse also runs a third time with ``DNSSE_AGENT_THREADS=os`` (each agent on
 an OS thread of its own instead of a greenlet), for the ratio between them.
+On a loaded machine wall time measures the load as much as the tools, so a
+fourth run times dnsse's search in CPU seconds (the campaign ``check`` runs,
+without its supervising process and reports), against frontrun's search in
+CPU seconds (``time.process_time`` around ``frontrun.explore``, all its
+threads).
 
 frontrun is not a dependency of dnsse: ``--install`` puts it (0.7.0 unless
 ``--frontrun-version`` says otherwise) into a virtualenv of its own under
@@ -119,15 +124,42 @@ def _frontrun_child(program: str, executions: int, seed: int) -> None:
     spec = importlib.util.spec_from_file_location(Path(program).stem, program)
     module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
     spec.loader.exec_module(module)  # type: ignore[union-attr]
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     result = frontrun.explore(
         setup=module.setup, workers=list(module.WORKERS), invariant=module.invariant,
         strategy="random", max_attempts=executions, seed=seed, reproduce_on_failure=0,
     )
-    elapsed = time.perf_counter() - started
+    elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
     if result.property_holds is False:
         raise SystemExit(f"frontrun reports a failure of a correct program: {result}")
-    print(json.dumps({"executions": result.num_explored, "search_s": elapsed}))
+    print(json.dumps({"executions": result.num_explored, "search_s": elapsed, "cpu_s": cpu}))
+
+
+def search_cpu(program: Path, executions: int, seed: int) -> dict:
+    """dnsse's search alone, in a child process: the campaign ``check`` runs, timed in CPU seconds."""
+    done = subprocess.run(
+        [sys.executable, str(Path(__file__).resolve()), "--dnsse-cpu-child", str(program), str(executions), str(seed)],
+        capture_output=True, text=True, timeout=1200,
+    )
+    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+    if done.returncode != 0 or not lines:
+        raise SystemExit(f"dnsse failed on {program.name} (exit {done.returncode}):\n{done.stdout}{done.stderr}")
+    return json.loads(lines[-1])
+
+
+def _dnsse_cpu_child(program: str, executions: int, seed: int) -> None:
+    from dnsse.search.campaign import CampaignConfig, run_campaign
+
+    with tempfile.TemporaryDirectory(prefix="dnsse-vs-frontrun-") as out:
+        config = CampaignConfig(
+            target=f"{program}:main", strategy="random", budget=executions, seed=seed, out=Path(out), minimize=False
+        )
+        cpu = time.process_time()
+        result = run_campaign(config)
+        cpu = time.process_time() - cpu
+    if result.bugs:
+        raise SystemExit(f"dnsse reports a bug in a correct program: {result.bugs[0]}")
+    print(json.dumps({"executions": result.executions, "cpu_s": cpu}))
 
 
 def main() -> None:
@@ -137,10 +169,15 @@ def main() -> None:
     parser.add_argument("--executions", type=int, default=1000, help="random schedules per run")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--frontrun-child", nargs=3, help=argparse.SUPPRESS)
+    parser.add_argument("--dnsse-cpu-child", nargs=3, help=argparse.SUPPRESS)
     arguments = parser.parse_args()
     if arguments.frontrun_child is not None:
         program, executions, seed = arguments.frontrun_child
         _frontrun_child(program, int(executions), int(seed))
+        return
+    if arguments.dnsse_cpu_child is not None:
+        program, executions, seed = arguments.dnsse_cpu_child
+        _dnsse_cpu_child(program, int(executions), int(seed))
         return
     if arguments.install:
         reason = install(arguments.frontrun_version)
@@ -154,27 +191,31 @@ def main() -> None:
     print(f"dnsse (Python {sys.version.split()[0]}) against frontrun {version}: random strategy, "
           f"{arguments.executions} executions a run, seeds {arguments.seeds}, runs alternating\n")
     print("| program | dnsse ex/s (median) | frontrun ex/s (median) | ratio of medians | median of paired ratios "
-          "| with start-up: dnsse / frontrun ex/s | dnsse with OS-thread agents ex/s (median) |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
+          "| with start-up: dnsse / frontrun ex/s | dnsse with OS-thread agents ex/s (median) "
+          "| per CPU second: dnsse / frontrun ex (median) | ratio, CPU |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for name, program in PROGRAMS.items():
-        ours, theirs, threads = [], [], []
+        ours, theirs, threads, cpu = [], [], [], []
         for index, seed in enumerate(arguments.seeds):
             # Who goes first alternates too: a slow spell of the machine is shared.
-            order = (run_dnsse, run_frontrun, with_os_threads)
-            order = order[index % 3:] + order[: index % 3]
+            order = (run_dnsse, run_frontrun, with_os_threads, search_cpu)
+            order = order[index % 4:] + order[: index % 4]
             results = {runner: runner(program, arguments.executions, seed) for runner in order}
             ours.append(results[run_dnsse])
             theirs.append(results[run_frontrun])
             threads.append(results[with_os_threads])
+            cpu.append(results[search_cpu])
         rate = [r["executions"] / r["search_s"] for r in ours]
         peer = [r["executions"] / r["search_s"] for r in theirs]
         wall = statistics.median(r["executions"] / r["wall_s"] for r in ours)
         peer_wall = statistics.median(r["executions"] / r["wall_s"] for r in theirs)
         paired = statistics.median(a / b for a, b in zip(rate, peer))
         os_rate = statistics.median(r["executions"] / r["search_s"] for r in threads)
+        per_cpu = statistics.median(r["executions"] / r["cpu_s"] for r in cpu)
+        peer_per_cpu = statistics.median(r["executions"] / r["cpu_s"] for r in theirs)
         print(f"| {name} | {statistics.median(rate):,.0f} | {statistics.median(peer):,.0f} "
               f"| {statistics.median(rate) / statistics.median(peer):.2f}x | {paired:.2f}x | {wall:,.0f} / {peer_wall:,.0f} "
-              f"| {os_rate:,.0f} |")
+              f"| {os_rate:,.0f} | {per_cpu:,.0f} / {peer_per_cpu:,.0f} | {per_cpu / peer_per_cpu:.2f}x |")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,73 @@
+"""CPU time of one execution of the speed programs, and of one scheduling point, through ``run_execution``.
+
+The programs are those of ``benchmarks/speed/`` that ``frontrun_compare.py``
+runs against frontrun (a locked lazy initialisation, a two-lock transfer)
+and the Ray program of ``ray_speed.py``, each run with random schedules in
+this process, as a campaign runs them (no supervising process, no report).
+Times are the process's CPU time (``time.process_time``): only one agent
+runs at a time, so on an idle core that is the wall time, and on this
+loaded machine it leaves out the waits for a core. Each figure is the
+median of ``--repeats`` rounds, the measures taking turns within a round.
+
+To compare two versions of dnsse, run this script with each one's ``src``
+first on ``PYTHONPATH``, alternately, and compare the medians.
+
+Run: .venv/bin/python benchmarks/cpu_per_execution.py [--executions 300] [--repeats 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from pathlib import Path
+from typing import Callable
+
+HERE = Path(__file__).resolve().parent
+THREADS_PROGRAMS = {
+    "locked lazy init": HERE / "speed" / "locked_lazy_init.py",
+    "two-lock transfer": HERE / "speed" / "two_lock_transfer.py",
+}
+
+
+def ms_per_execution(target_text: str, framework_name: str, executions: int) -> float:
+    from dnsse.engine.runner import run_execution
+    from dnsse.engine.target import LoadedTarget, TargetSpec
+    from dnsse.frameworks.base import framework_named
+    from dnsse.search.random_walk import RandomChooser
+
+    target = LoadedTarget(TargetSpec.parse(target_text), framework_name)
+    framework = framework_named(framework_name, 1, True)
+    with framework.activate():
+        run_execution(target, framework, RandomChooser(0))  # imports and first-use caches
+        started = time.process_time()
+        for index in range(executions):
+            result = run_execution(target, framework, RandomChooser(index))
+            assert result.bug is None, result.bug.render()
+        return 1000 * (time.process_time() - started) / executions
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--executions", type=int, default=300, help="executions per measure and round")
+    parser.add_argument("--repeats", type=int, default=5)
+    arguments = parser.parse_args()
+    n = arguments.executions
+    measures: dict[str, Callable[[], float]] = {
+        name: lambda path=path: ms_per_execution(f"{path}:main", "threads", n) for name, path in THREADS_PROGRAMS.items()
+    }
+    measures["Ray program of ray_speed.py"] = lambda: ms_per_execution(f"{HERE / 'ray_speed.py'}:program", "ray", max(10, n // 5))
+    samples: dict[str, list[float]] = {name: [] for name in measures}
+    for _ in range(arguments.repeats):
+        for name, measure in measures.items():
+            samples[name].append(measure())
+    print(f"Median of {arguments.repeats} rounds, CPU time.\n")
+    print("| program | CPU ms per execution | executions per CPU second |")
+    print("|---|---:|---:|")
+    for name, values in samples.items():
+        ms = statistics.median(values)
+        print(f"| {name} | {ms:.2f} | {1000 / ms:,.0f} |")
+
+
+if __name__ == "__main__":
+    main()
