@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from types import FrameType
 
@@ -10,6 +11,8 @@ from types import FrameType
 LAUNCH_DIRECTORY = os.getcwd()
 
 
+# Asked at every collective and message of a torch program (its call site): a few files, asked often.
+@functools.lru_cache(maxsize=1024)
 def short_path(path: str) -> str:
     """``path`` relative to the launch directory when it lies below it, else as it is."""
     relative = os.path.relpath(path, LAUNCH_DIRECTORY)

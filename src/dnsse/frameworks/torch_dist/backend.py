@@ -72,6 +72,8 @@ class ControlledProcessGroup(dist.ProcessGroup):
         self.group = group
         self._torch_name = ""
         self._torch_desc = "undefined"
+        # destroy_process_group shut it down: a later execution must not start from it (see DefaultGroups).
+        self.destroyed = False
 
     # ------------------------------------------------------------ identity
     def getBackendName(self) -> str:  # noqa: N802 - torch's C++ name

@@ -39,7 +39,7 @@ from dnsse.errors import BadInput
 from dnsse.frameworks.torch_dist.collectives import Collectives
 from dnsse.frameworks.torch_dist.p2p import Mailboxes
 from dnsse.frameworks.torch_dist.patching import installed
-from dnsse.frameworks.torch_dist.process_groups import create_default_group
+from dnsse.frameworks.torch_dist.process_groups import DefaultGroups
 from dnsse.frameworks.torch_dist.rank_mode import RankMode
 from dnsse.frameworks.torch_dist.stream_hangs import explain_stream_hang
 from dnsse.frameworks.torch_dist.streams import wait_for
@@ -65,6 +65,7 @@ class TorchFramework:
         self._world: World | None = None
         # "gloo", or "nccl" once an execution had a rank asking for NCCL; None before any ran.
         self._semantics: str | None = None
+        self._default_groups = DefaultGroups()
 
     def activate(self) -> ContextManager[None]:
         return _both(installed(self.world_size, self._notice_cuda), controlled_threading())
@@ -94,7 +95,7 @@ class TorchFramework:
         for rank in range(self.world_size):
             agent = ThreadAgent(execution, f"rank {rank}", lambda: None)
             state = RankState(world, rank, agent)
-            agent.body = _rank_body(target, state, inputs)
+            agent.body = _rank_body(target, state, inputs, self._default_groups)
             agent.handle = state
             world.ranks.append(state)
 
@@ -143,11 +144,13 @@ def _both(first: ContextManager[None], second: ContextManager[None]) -> Iterator
         yield
 
 
-def _rank_body(target: LoadedTarget, state: RankState, inputs: dict[str, object]) -> Callable[[], None]:
+def _rank_body(
+    target: LoadedTarget, state: RankState, inputs: dict[str, object], default_groups: DefaultGroups
+) -> Callable[[], None]:
     def body() -> None:
         module = target.instantiate()
         try:
-            create_default_group(state)
+            default_groups.install(state)
             with RankMode(state, cuda_on_cpu=not torch.cuda.is_available()):
                 target.entry_point(module)(state.rank, state.world.size, **target.localize(inputs, module))
             state.exiting = True

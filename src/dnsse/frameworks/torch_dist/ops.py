@@ -37,8 +37,14 @@ def op_type(op: object) -> object:
     return kind
 
 
+# pybind11 looks an enum member's name up at every ``.name``: read once per reduction.
+_OP_NAMES: dict[object, str] = {op: op.name for op in (*_FOLDS, RedOpType.AVG)}  # type: ignore[attr-defined]
+_DTYPE_NAMES: dict[torch.dtype, str] = {}
+
+
 def op_name(op: object) -> str:
-    return getattr(op, "name", str(op))
+    name = _OP_NAMES.get(op)
+    return name if name is not None else getattr(op, "name", str(op))
 
 
 def reduce_tensors(values: Sequence[torch.Tensor], op: object) -> torch.Tensor:
@@ -56,7 +62,11 @@ def reduce_tensors(values: Sequence[torch.Tensor], op: object) -> torch.Tensor:
 
 def describe(tensor: torch.Tensor) -> str:
     """``float32[2, 3]``: what a mismatch report shows of a tensor."""
-    return f"{str(tensor.dtype).removeprefix('torch.')}[{', '.join(map(str, tensor.shape))}]"
+    dtype = tensor.dtype
+    name = _DTYPE_NAMES.get(dtype)
+    if name is None:
+        name = _DTYPE_NAMES[dtype] = str(dtype).removeprefix("torch.")
+    return f"{name}[{', '.join(map(str, tensor.shape))}]"
 
 
 def check_tensor(api: str, name: str, value: object) -> torch.Tensor:

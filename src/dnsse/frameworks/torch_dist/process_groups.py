@@ -11,14 +11,16 @@ same groups made with ``new_group``.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Callable
 
+import torch
 from torch.distributed import distributed_c10d
 
 from dnsse.engine.operation import Access, Operation
 from dnsse.frameworks.torch_dist.backend import ControlledProcessGroup
 from dnsse.frameworks.torch_dist.c10d_world import BACKEND
-from dnsse.frameworks.torch_dist.world import RankState, choose_backend, current_rank, rank_here
+from dnsse.frameworks.torch_dist.world import C10dState, RankState, choose_backend, current_rank, rank_here
 
 # torch's own, taken before the campaign replaces the module's names.
 _torch_init_process_group = distributed_c10d.init_process_group
@@ -31,6 +33,66 @@ def create_default_group(state: RankState) -> None:
     """What a rank's process has before its entry point runs: the default group."""
     world = state.world
     _torch_init_process_group(backend=BACKEND, store=world.store, rank=state.rank, world_size=world.size)
+
+
+@dataclass
+class _Made:
+    """A rank's torch state right after its default group was created, to start the next executions from."""
+
+    group: ControlledProcessGroup
+    torch_state: C10dState
+
+
+class DefaultGroups:
+    """Each rank's default group, made by torch once per campaign and handed to every execution.
+
+    torch's ``init_process_group`` costs about 0.3 ms of Python per rank
+    (logging wrappers, naming, tag maps), more than the rest of a rank's
+    set-up. What it leaves in the rank's :class:`~.world.C10dState` is the
+    same in every execution, so later executions get a copy of those maps
+    around the same group object, rebound to their rank; the copies are
+    fresh, so groups an execution creates or destroys never reach the next.
+    With ``TORCH_DIST_INIT_BARRIER=1`` torch would meet the other ranks in
+    the store at init: then each execution makes its groups anew.
+    """
+
+    def __init__(self) -> None:
+        self._made: dict[int, _Made] = {}
+
+    def install(self, state: RankState) -> None:
+        """Give ``state``'s rank its default group, as ``create_default_group`` would; on the rank's own thread."""
+        made = self._made.get(state.rank)
+        if made is None or made.group.destroyed or distributed_c10d._is_barrier_after_init() == 1:
+            create_default_group(state)
+            group = state.c10d.default_pg
+            if isinstance(group, ControlledProcessGroup):
+                self._made[state.rank] = _Made(group, _copied(state.c10d))
+            return
+        group = made.group
+        group.state = state
+        # A rank whose group was destroyed made a new one this execution: every rank shares the execution's.
+        group.group = state.world.groups.setdefault(group.group.name, group.group)
+        state.c10d = _copied(made.torch_state)
+        # What torch's _register_pg_in_world and _update_default_pg do besides filling the maps: the
+        # group-name registry is per thread here (thread isolation mode), the global rank is for logs.
+        torch._C._distributed_c10d._register_process_group(state.c10d.pg_names[group], group)
+        torch._C._distributed_c10d._set_global_rank(state.rank)
+
+
+def _copied(torch_state: C10dState) -> C10dState:
+    """A copy whose maps and lists are the copy's own, around the same group objects."""
+    return C10dState(
+        default_pg=torch_state.default_pg,
+        pg_map=dict(torch_state.pg_map),
+        pg_names=dict(torch_state.pg_names),
+        pg_group_ranks={group: dict(ranks) for group, ranks in torch_state.pg_group_ranks.items()},
+        pg_backend_config=dict(torch_state.pg_backend_config),
+        group_count=torch_state.group_count,
+        tags_to_pg={tag: list(groups) for tag, groups in torch_state.tags_to_pg.items()},
+        pg_to_tag=dict(torch_state.pg_to_tag),
+        pg_coalesce_state=dict(torch_state.pg_coalesce_state),
+        comms=list(torch_state.comms),
+    )
 
 
 def init_process_group(
@@ -69,6 +131,9 @@ def init_process_group(
 
 def destroy_process_group(group: object = None) -> None:
     state = current_rank("destroy_process_group")
+    for destroyed in list(state.c10d.pg_map) if group is None else [group]:
+        if isinstance(destroyed, ControlledProcessGroup):
+            destroyed.destroyed = True
     _torch_destroy_process_group(group)
     if state.c10d.default_pg is None:
         state.init_called = False

@@ -1,0 +1,88 @@
+"""Executions per second of torch programs against the world size: what one more rank costs.
+
+Two programs, run through ``run_execution`` as a campaign runs them (random
+schedules, one process, no supervising process):
+
+- ``speed/ranks_program.py``: five all-reduces, one send/recv per pair of
+  ranks and a barrier, for world sizes 2, 4, 8, 16, 32 and 64;
+- ``speed/ten_collectives.py``: the two-rank program of ten collectives of
+  ``engine_speed.py``.
+
+Each figure is given in CPU time (``time.process_time``: every thread of the
+process; only one agent runs at a time, so on an idle core it is the wall
+time) and in wall time; the machine is shared, so CPU time is the steadier.
+In each of ``--repeats`` rounds every measure runs once, one after the
+other; the figure is the median round. ``--json FILE`` writes the figures,
+so two versions of dnsse can be run alternately (``PYTHONPATH=.../src``) and
+compared.
+
+Run: .venv/bin/python benchmarks/ranks_speed.py [--repeats 3] [--sizes 2,8,64]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+RANKS_PROGRAM = HERE / "speed" / "ranks_program.py"
+TEN_COLLECTIVES = HERE / "speed" / "ten_collectives.py"
+WORLD_SIZES = (2, 4, 8, 16, 32, 64)
+
+
+def seconds_per_execution(program: Path, world_size: int, executions: int) -> tuple[float, float, int]:
+    """CPU seconds and wall seconds per execution, and the steps of the last one."""
+    from dnsse.engine.runner import run_execution
+    from dnsse.engine.target import LoadedTarget, TargetSpec
+    from dnsse.frameworks.torch_dist.framework import TorchFramework
+    from dnsse.search.random_walk import RandomChooser
+
+    target = LoadedTarget(TargetSpec.parse(f"{program}:main"))
+    framework = TorchFramework(world_size)
+    with framework.activate():
+        run_execution(target, framework, RandomChooser(0))  # first-use caches
+        cpu, wall = time.process_time(), time.perf_counter()
+        for index in range(executions):
+            result = run_execution(target, framework, RandomChooser(index))
+            assert result.bug is None, result.bug.render()
+        return (time.process_time() - cpu) / executions, (time.perf_counter() - wall) / executions, result.steps
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--executions", type=int, default=64, help="executions of 2 ranks per measure (fewer for more)")
+    parser.add_argument("--sizes", default=",".join(map(str, WORLD_SIZES)), help="world sizes, comma-separated")
+    parser.add_argument("--json", type=Path, help="also write the figures here")
+    arguments = parser.parse_args()
+    sizes = [int(size) for size in arguments.sizes.split(",")]
+    measures = {f"ranks_program, {size} ranks": (RANKS_PROGRAM, size) for size in sizes}
+    measures["ten_collectives, 2 ranks"] = (TEN_COLLECTIVES, 2)
+    samples: dict[str, list[tuple[float, float, int]]] = {name: [] for name in measures}
+    for _ in range(arguments.repeats):
+        for name, (program, size) in measures.items():
+            count = max(4, arguments.executions * 2 // size)
+            samples[name].append(seconds_per_execution(program, size, count))
+    figures = {}
+    print(f"Median of {arguments.repeats} alternating rounds.\n")
+    print("| program | ranks | steps | CPU ms / execution | executions/s (CPU) | wall ms / execution | executions/s (wall) |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for name, (program, size) in measures.items():
+        cpu = statistics.median(s[0] for s in samples[name])
+        wall = statistics.median(s[1] for s in samples[name])
+        steps = samples[name][-1][2]
+        figures[name] = {"ranks": size, "steps": steps, "cpu_s": cpu, "wall_s": wall}
+        print(f"| {program.stem} | {size} | {steps} | {1000 * cpu:.2f} | {1 / cpu:,.0f} | {1000 * wall:.2f} | {1 / wall:,.0f} |")
+    if len(sizes) > 1:
+        ranks = [figures[f"ranks_program, {size} ranks"] for size in sizes]
+        slope = statistics.linear_regression(sizes, [r["cpu_s"] for r in ranks]).slope
+        print(f"\nOne more rank of ranks_program (slope over {sizes[0]}..{sizes[-1]} ranks, CPU): {1000 * slope:.2f} ms")
+    if arguments.json:
+        arguments.json.write_text(json.dumps(figures, indent=1))
+
+
+if __name__ == "__main__":
+    main()
