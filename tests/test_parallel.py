@@ -14,7 +14,8 @@ import pytest
 from dnsse.cli import main
 from dnsse.engine.target import LoadedTarget, TargetSpec
 from dnsse.search.campaign import CampaignConfig
-from dnsse.search.parallel import _work, worker_failure, worker_settings
+from dnsse.search.parallel_worker import _work, worker_settings
+from dnsse.search.worker_reports import worker_failure
 
 ROOT = Path(__file__).resolve().parent.parent
 PROGRAMS = Path(__file__).parent / "programs"

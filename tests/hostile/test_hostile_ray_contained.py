@@ -12,7 +12,7 @@ from pathlib import Path
 from hostile_cli import output, run_cli, target
 
 from dnsse.search.campaign import Campaign, CampaignConfig
-from dnsse.search.parallel import result_from_report
+from dnsse.search.worker_reports import result_from_report
 from dnsse.search.ray_cluster import _settings
 from dnsse.search.ray_contained import run_batch_contained, run_slice_contained
 

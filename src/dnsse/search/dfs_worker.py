@@ -25,15 +25,10 @@ from dnsse.engine.runner import ExecutionResult
 from dnsse.search.campaign import Campaign
 from dnsse.search.dfs import DfsStrategy
 from dnsse.search.dfs_slice import SliceLimits, run_slice
-from dnsse.search.parallel import (
-    POLL_S,
-    Send,
-    config_from_settings,
-    execution_report,
-    exit_worker,
-    new_arcs,
-    serve,
-)
+from dnsse.search.campaign_settings import config_from_settings
+from dnsse.search.parallel_worker import Send, exit_worker, serve
+from dnsse.search.worker_pool import POLL_S
+from dnsse.search.worker_reports import execution_report, new_arcs
 
 # What the parent puts in a worker's inbox besides units: end the slice after the running execution.
 YIELD = "yield"

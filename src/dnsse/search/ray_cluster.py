@@ -38,14 +38,12 @@ from typing import Callable
 
 import dnsse
 from dnsse.coverage.arcs import ArcRecorder
-from dnsse.engine.execution import Limits
 from dnsse.engine.inputs import show_value
 from dnsse.engine.memory import is_exhausted
 from dnsse.engine.runner import ExecutionResult
 from dnsse.engine.target import LoadedTarget
 from dnsse.errors import BadInput
 from dnsse.frameworks.base import Framework
-from dnsse.advisor.model import model_settings_from_json, model_settings_json
 from dnsse.search.campaign import (
     Campaign,
     CampaignConfig,
@@ -57,9 +55,10 @@ from dnsse.search.campaign import (
     prepared_campaign,
     wants_feedback,
 )
-from dnsse.search.parallel import merge_reported_arcs, result_from_report
+from dnsse.search.campaign_settings import campaign_settings, config_from_settings
 from dnsse.search.registry import make_strategy
 from dnsse.search.strategy import Strategy, notes_of
+from dnsse.search.worker_reports import merge_reported_arcs, result_from_report
 from dnsse.search.worker_totals import WorkerTotals
 from dnsse.search.corpus_share import sharded
 
@@ -225,59 +224,19 @@ def _connect(ray: object, config: CampaignConfig) -> int:
 
 
 def _settings(config: CampaignConfig, target: LoadedTarget) -> str:
-    return json.dumps(
-        {
-            "target": str(target.spec),
-            "framework": target.framework,
-            "world_size": config.world_size,
-            "strategy": config.strategy,
-            "seed": config.seed,
-            "budget": config.budget,
-            "pct_depth": config.pct_depth,
-            "preemption_bound": config.preemption_bound,
-            "limits": dataclasses.asdict(config.limits),
-            "coverage": config.coverage,
-            "specs": list(config.specs),
-            "spec_files": [str(Path(path).resolve()) for path in config.spec_files],
-            "faults": config.faults,
-            "inputs": config.inputs,
-            "advisor": model_settings_json(config.advisor),
-            "minimize": config.minimize,
-        }
-    )
+    # A Ray worker's output reaches no one: it is captured, and shown with the bug it goes with.
+    return json.dumps({**campaign_settings(config, target), "show_output": False})
 
 
 # A worker process keeps the campaign it loaded for the next batches of the same settings.
 _loaded: dict[str, Campaign] = {}
 
 
-def config_of(settings_text: str) -> CampaignConfig:
-    """The campaign a task runs, from the driver's JSON settings."""
-    settings = json.loads(settings_text)
-    return CampaignConfig(
-        target=settings["target"],
-        framework=settings["framework"],
-        world_size=settings["world_size"],
-        strategy=settings["strategy"],
-        seed=settings["seed"],
-        limits=Limits(**settings["limits"]),
-        pct_depth=settings["pct_depth"],
-        preemption_bound=settings["preemption_bound"],
-        coverage=settings["coverage"],
-        specs=settings["specs"],
-        spec_files=[Path(path) for path in settings["spec_files"]],
-        faults=settings["faults"],
-        inputs=settings["inputs"],
-        advisor=model_settings_from_json(settings.get("advisor")),
-        minimize=settings.get("minimize", True),
-    )
-
-
 def campaign_for(settings_text: str) -> Campaign:
     """The campaign of these settings, loaded once per worker process, with a fresh arc recorder."""
     campaign = _loaded.get(settings_text)
     if campaign is None:
-        config = config_of(settings_text)
+        config = config_from_settings(json.loads(settings_text))
         campaign = Campaign(config, feedback=wants_feedback(make_strategy(config.strategy, config.seed, config.pct_depth)))
         with campaign.framework.activate():
             campaign.prepare()

@@ -31,11 +31,12 @@ from typing import Iterator
 
 from dnsse.errors import BadInput
 from dnsse.search.corpus_share import ROUND
-from dnsse.search.parallel import POLL_S, _worker_main, worker_failure, worker_settings
+from dnsse.search.parallel_worker import worker_main, worker_settings
 from dnsse.search.parallel_rounds import write_round
 from dnsse.search.ray_cluster import campaign_for, report_of
 from dnsse.search.worker_death import MAX_DEATHS_WITHOUT_PROGRESS, death_message
-from dnsse.search.worker_pool import WorkerPool
+from dnsse.search.worker_pool import POLL_S, WorkerPool
+from dnsse.search.worker_reports import worker_failure
 
 
 @dataclass
@@ -89,7 +90,7 @@ def run_batch_contained(settings_text: str, first: int, size: int) -> str:
     # because minimizing runs other schedules of a program known to kill its process.
     config = dataclasses.replace(campaign.config, budget=first + size, workers=1, minimize=False)
     pool = WorkerPool(
-        _worker_main, lambda worker, start, files: worker_settings(config, campaign.target, 0, 1, None, start, files)
+        worker_main, lambda worker, start, files: worker_settings(config, campaign.target, 0, 1, None, start, files)
     )
     child = Child(pool, campaign.target.spec.path.name, dict(campaign.pinned))
     reports: list[dict] = []
@@ -178,7 +179,7 @@ class ContainedShardWorker:
         self.budget = config.budget
         self.worker, self.workers = worker, workers
         self.pool = WorkerPool(
-            _worker_main,
+            worker_main,
             lambda _, start, files: worker_settings(config, campaign.target, worker, workers, None, start, files),
         )
         for number, merge_text in enumerate(merges):

@@ -28,7 +28,7 @@ from dnsse.search.campaign import CampaignConfig, CampaignResult, FoundBug, prep
 from dnsse.search.dfs import DfsStrategy
 from dnsse.search.dfs_share import DfsShare, Unit
 from dnsse.search.dfs_slice import Slice, SliceLimits, run_slice
-from dnsse.search.parallel import merge_reported_arcs, result_from_report
+from dnsse.search.worker_reports import merge_reported_arcs, result_from_report
 from dnsse.search.ray_cluster import (
     _connect, _settings, adopt_semantics, arcs_of, campaign_for, reported, semantics_of,
 )

@@ -46,12 +46,13 @@ from dnsse.search.campaign import (
     wants_feedback,
     watch_for,
 )
+from dnsse.search.campaign_settings import config_from_settings
 from dnsse.search.corpus_share import ROUND, Merger, Sharing
-from dnsse.search.parallel import new_arcs
 from dnsse.search.ray_contained import ContainedShardWorker
-from dnsse.search.ray_cluster import _connect, _settings, adopt_semantics, config_of, reported, semantics_of, take_report
+from dnsse.search.ray_cluster import _connect, _settings, adopt_semantics, reported, semantics_of, take_report
 from dnsse.search.registry import make_strategy
 from dnsse.search.strategy import Strategy, notes_of
+from dnsse.search.worker_reports import new_arcs
 from dnsse.search.worker_totals import WorkerTotals
 
 # How long a contained worker may take to stop its child and remove its files when the campaign ends.
@@ -133,8 +134,7 @@ class ShardWorker:
     """A Ray actor: one worker of the divided search, its campaign and strategy kept between rounds."""
 
     def __init__(self, settings_text: str, worker: int, workers: int) -> None:
-        config = config_of(settings_text)
-        config.budget = json.loads(settings_text).get("budget")
+        config = config_from_settings(json.loads(settings_text))
         self.config = config
         self.worker, self.workers = worker, workers
         self.strategy = make_strategy(

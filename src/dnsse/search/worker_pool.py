@@ -48,6 +48,8 @@ from typing import Callable, Iterator
 
 from dnsse.search.worker_death import Death, WorkerFiles, death_of
 
+# How often a parent looks at its workers while no report arrives.
+POLL_S = 0.2
 # How long stopped workers may take to finish their execution before they are terminated.
 GRACE_S = 3.0
 # How long a worker whose pipe closed may take to be reaped.

@@ -1,0 +1,217 @@
+"""The body of a worker process of a parallel campaign: its share of the executions, reported to the parent.
+
+Worker ``w`` of ``N`` runs the indices ``w, w+N, ...`` from its ``start``
+(see :mod:`dnsse.search.parallel`), each reported on its pipe as JSON
+(:mod:`dnsse.search.worker_reports`) before the next starts, through a
+flight recorder that lets the parent name the execution the worker died in.
+A directed search takes part in the rounds of
+:mod:`dnsse.search.parallel_rounds`. :func:`serve` and :func:`exit_worker`
+are the frame every worker body shares (the divided dfs's too).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import faulthandler
+import itertools
+import json
+import multiprocessing
+import os
+import signal
+import sys
+import time
+import traceback
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Callable
+
+from dnsse.coverage.arcs import Arc
+from dnsse.engine.flight import FlightRecorder, recorder_capacity
+from dnsse.engine.memory import is_exhausted
+from dnsse.engine.target import LoadedTarget
+from dnsse.errors import BadInput
+from dnsse.search.campaign import Campaign, CampaignConfig, advisor_report, advisor_setup, engine_report, wants_feedback, watch_for
+from dnsse.search.campaign_settings import campaign_settings, config_from_settings
+from dnsse.search.corpus_share import Sharing, round_of
+from dnsse.search.parallel_progress import learnt_of, restore_learnt
+from dnsse.search.parallel_rounds import RoundWorker
+from dnsse.search.registry import make_strategy
+from dnsse.search.strategy import notes_of
+from dnsse.search.worker_death import WorkerFiles
+from dnsse.search.worker_reports import execution_report, new_arcs
+
+Send = Callable[..., None]
+
+
+def worker_settings(
+    config: CampaignConfig,
+    target: LoadedTarget,
+    worker: int,
+    workers: int,
+    deadline: float | None,
+    start: int | None = None,
+    files: WorkerFiles | None = None,
+    learnt: dict | None = None,
+    saving: bool = False,
+    applied: int = 0,
+) -> str:
+    """What a worker needs to rebuild the campaign, as JSON (paths made absolute).
+
+    ``learnt``: what the worker learnt before the campaign was stopped (see
+    dnsse.search.parallel_progress); ``saving``: send what it learnt when stopped;
+    ``applied``: a directed search's rounds merged before it starts, which ``learnt`` holds.
+    """
+    return json.dumps(
+        {
+            **campaign_settings(config, target),
+            "worker": worker,
+            "workers": workers,
+            "start": worker if start is None else start,
+            "deadline": deadline,
+            "flight": str(files.flight) if files is not None else None,
+            "rounds": str(files.flight.parent) if files is not None else None,
+            "faults_file": str(files.faults) if files is not None else None,
+            "learnt": learnt,
+            "saving": saving,
+            "applied": applied,
+        }
+    )
+
+
+def worker_main(settings_text: str, pipe: Connection, stop: ctypes.c_bool) -> None:
+    """A worker process of a parallel campaign: its share of the executions, then its exit."""
+    _work(settings_text, pipe, stop)
+    exit_worker(pipe)
+
+
+def _work(settings_text: str, pipe: Connection, stop: ctypes.c_bool) -> None:
+    serve(settings_text, pipe, lambda settings, send: _run_share(settings, stop, send))
+
+
+def serve(settings_text: str, pipe: Connection, run: Callable[[dict, Send], dict | None]) -> None:
+    """The body of a worker process: ``run(settings, send)``, its end told to the parent.
+
+    ``run`` returns ``None`` when its work is done, or the fields of a
+    ``replace`` message when a fresh process should go on. Its failure
+    reaches the parent as a ``failed`` message, and a fatal signal leaves
+    the program's Python stacks in the worker's fault log for the parent's
+    crash report.
+    """
+    # Ctrl-C at a terminal reaches every process of its group, and the mask the pool started this
+    # process with does not survive its start: the parent stops the workers, after their execution.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    settings = json.loads(settings_text)
+    worker = settings["worker"]
+
+    def send(kind: str, **fields: object) -> None:
+        pipe.send_bytes(json.dumps({"kind": kind, "worker": worker, **fields}).encode())
+
+    fault_log = open(settings["faults_file"], "w") if settings["faults_file"] else None  # noqa: SIM115
+    if fault_log is not None:
+        faulthandler.enable(file=fault_log, all_threads=True)
+    try:
+        replace = run(settings, send)
+    except BadInput as error:
+        send("failed", bad_input=True, error=str(error))
+    except Exception as error:  # noqa: BLE001 - any crash must reach the parent as a message, not a hang
+        send(
+            "failed", bad_input=False, error=f"{type(error).__name__}: {error}", traceback=traceback.format_exc()
+        )
+    else:
+        if replace is None:
+            send("done")
+        else:
+            send("replace", **replace)
+
+
+def exit_worker(pipe: Connection) -> None:
+    """End a worker process with an exit no thread of the program can hold up (see dnsse.cli.exit_now)."""
+    pipe.close()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(0)
+
+
+def _run_share(settings: dict, stop: ctypes.c_bool, send: Send) -> dict | None:
+    """Run and report executions; the index after which a fresh process should go on, if one should."""
+    worker, workers, deadline = settings["worker"], settings["workers"], settings["deadline"]
+    config = config_from_settings(settings)
+    strategy = make_strategy(
+        config.strategy, config.seed, config.pct_depth, advisor=advisor_setup(config, worker, workers)
+    )
+    campaign = Campaign(config, feedback=wants_feedback(strategy))
+    watch_for(campaign, strategy)
+    recorder = None
+    if settings["flight"] is not None:
+        recorder = FlightRecorder(Path(settings["flight"]), recorder_capacity(config.limits.max_steps))
+        campaign.watch(recorder)
+        campaign.flight = recorder
+    parent = multiprocessing.parent_process()
+    reported: dict[str, set[Arc]] = {}
+    shrunk: set[tuple[str, str]] = set()
+    sharing = Sharing.of(strategy, campaign.coverage_map, worker, workers) if settings["rounds"] else None
+    rounds = RoundWorker(Path(settings["rounds"]), sharing, settings["applied"]) if sharing is not None else None
+    if rounds is not None:
+        rounds.catch_up()
+    last_round = None
+    with campaign.framework.activate():
+        campaign.prepare()
+        if settings["learnt"] is not None:
+            restore_learnt(strategy, campaign, settings["learnt"])
+            if sharing is not None:
+                sharing.settled()
+        for index in itertools.count(settings["start"], workers):
+            if config.budget is not None and index >= config.budget:
+                break
+            if stop.value or (deadline is not None and time.time() >= deadline):
+                break
+            if parent is not None and not parent.is_alive():
+                break  # nobody left to report to
+            if rounds is not None:
+                number = round_of(index, workers)
+                if last_round is not None and number > last_round:
+                    send("learnt", round=last_round, learnt=rounds.sharing.learnt())
+                    if not rounds.wait_for(last_round, stop):
+                        break
+                if number != last_round and rounds.stops_at(number):
+                    # Stopped at this round's start, every merge before it applied: what it learnt, for --resume.
+                    send("boundary", next=index, learnt=learnt_of(strategy, campaign))
+                    break
+                last_round = number
+            chooser = strategy.chooser_for(index)
+            if recorder is not None:
+                recorder.begin(index + 1)
+                chooser = recorder.wrap(chooser)
+            try:
+                result = campaign.execute(chooser)
+            finally:
+                if recorder is not None:
+                    recorder.end()
+            strategy.observe(result)
+            shown = result
+            if result.bug is not None and result.bug.signature() not in shrunk and not is_exhausted(result.bug):
+                # Minimizing tries other schedules and values, which may kill this process:
+                # the parent holds the bug as found until the minimized one arrives.
+                shrunk.add(result.bug.signature())
+                send("found", **execution_report(index, result))
+                shown = campaign.minimized(result, index + 1)
+            send(
+                "execution",
+                **execution_report(index, shown),
+                arcs=new_arcs(campaign.recorder, reported),
+                process=os.getpid(),
+                notes=notes_of(strategy),
+                engines=engine_report(strategy),
+                advisor=advisor_report(strategy),
+                semantics=getattr(campaign.framework, "semantics", None),
+            )
+            if result.abandoned or is_exhausted(result.bug):
+                # Threads that would not stop slow every later execution, and the allocator may keep
+                # the memory the program took: a fresh process goes on.
+                return {"index": index}
+        if stop.value and settings["saving"] and rounds is None:
+            # Stopped before its share was done: what it learnt goes into the saved state, for --resume.
+            send("learnt", learnt=learnt_of(strategy, campaign))
+    return None

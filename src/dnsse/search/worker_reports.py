@@ -1,0 +1,78 @@
+"""An execution's outcome as JSON, between the process that ran it and the one that records it.
+
+Worker processes of ``--workers`` and the tasks and actors of a Ray
+cluster report each execution so; the parent (or the Ray driver) reads it
+back as an :class:`~dnsse.engine.runner.ExecutionResult`, merges the arcs
+it carries, and turns a worker's failure into the error the user sees.
+"""
+
+from __future__ import annotations
+
+from dnsse.coverage.arcs import Arc, ArcRecorder
+from dnsse.engine.bugs import Bug
+from dnsse.engine.choices import Choice
+from dnsse.engine.inconclusive import Inconclusive
+from dnsse.engine.inputs import show_value
+from dnsse.engine.runner import ExecutionResult
+from dnsse.errors import BadInput
+
+
+def execution_report(index: int, result: ExecutionResult) -> dict:
+    """An execution's outcome as JSON; :func:`result_from_report` reads it back."""
+    return {
+        "index": index,
+        "bug": result.bug.to_json() if result.bug is not None else None,
+        "choices": [choice.to_json() for choice in result.choices],
+        "inputs": {name: show_value(value) for name, value in result.inputs.items()},
+        "steps": result.steps,
+        "elapsed_s": result.elapsed_s,
+        "divergence": result.divergence,
+        "inconclusive": result.inconclusive.to_json() if result.inconclusive is not None else None,
+    }
+
+
+def result_from_report(message: dict) -> ExecutionResult:
+    """An execution a worker reported as JSON (here, or a Ray worker), as the campaign records it."""
+    return ExecutionResult(
+        bug=Bug.from_json(message["bug"]) if message["bug"] is not None else None,
+        choices=[Choice.from_json(choice) for choice in message["choices"]],
+        inputs=message["inputs"],
+        steps=message["steps"],
+        elapsed_s=message["elapsed_s"],
+        divergence=message["divergence"],
+        inconclusive=Inconclusive.from_json(message["inconclusive"]) if message.get("inconclusive") else None,
+    )
+
+
+def new_arcs(recorder: ArcRecorder | None, reported: dict[str, set[Arc]]) -> dict[str, list[list[int]]]:
+    """The arcs recorded since the last report, as JSON lists; ``reported`` grows by them."""
+    if recorder is None:
+        return {}
+    new: dict[str, list[list[int]]] = {}
+    for path, arcs in recorder.arcs.items():
+        sent = reported.setdefault(path, set())
+        if len(arcs) == len(sent):
+            continue  # arcs only grow, and every reported arc was recorded
+        fresh = arcs - sent
+        sent |= fresh
+        new[path] = [list(arc) for arc in sorted(fresh)]
+    return new
+
+
+def merge_reported_arcs(recorder: ArcRecorder | None, arcs: dict[str, list[list[int]]]) -> None:
+    if recorder is None:
+        return
+    for path, pairs in arcs.items():
+        recorder.arcs.setdefault(path, set()).update((start, end) for start, end in pairs)
+
+
+def worker_failure(worker: int, message: dict) -> BadInput:
+    if message["bad_input"]:
+        return BadInput(message["error"])
+    failure = BadInput(
+        f"worker process {worker} failed with {message['error']}. "
+        "Run the same command with --workers 1 --debug to see the error in one process"
+    )
+    # --debug prints notes with the traceback: there the worker's own traceback shows.
+    failure.add_note(f"traceback in worker {worker}:\n{message['traceback']}")
+    return failure
