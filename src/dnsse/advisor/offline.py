@@ -15,8 +15,9 @@ It proposes what experience says breaks concurrent programs:
 - crash an actor that declares restarts right after a call of a method that
   changes its state and persisted nothing (see :mod:`dnsse.advisor.actor_calls`):
   the restart loses an update the caller was told had happened;
-- try the boundary values of each bounded input, where two ranks most often
-  take different branches.
+- try inputs solved to make two ranks decide one comparison apart (see
+  :mod:`dnsse.advisor.divergence`), and the boundary values of each bounded
+  input, where two ranks most often take different branches.
 
 Hints are ranked by how often the shape they reverse was seen, and the
 search's payoff record (see :mod:`dnsse.advisor.ledger`) moves the shapes that
@@ -62,6 +63,7 @@ class OfflineAdvisor:
                     reason=f"reverse: the runs showed only the other order on {order.obj}",
                 )
             )
+        hints.extend(_diverging_inputs(summary))
         hints.extend(boundary_inputs(summary))
         fresh = []
         for hint in hints:
@@ -113,6 +115,20 @@ def _crashes_after_unpersisted_changes(summary: RunSummary) -> list[FaultHint]:
         FaultHint(actor, method, nth, 0.97, reason=f"crash: {actor}'s {method} #{nth} changed state it did not persist")
         for actor, method, nth in sorted(summary.unpersisted, key=lambda call: (call[2], call[0], call[1]))
     ]
+
+
+def _diverging_inputs(summary: RunSummary) -> list[InputHint]:
+    """The solved inputs that make two ranks decide one branch apart (the first input of each model)."""
+    hints = []
+    for divergence in summary.divergences:
+        for name, value in divergence.values:
+            valid = summary.inputs[name].validated(value) if name in summary.inputs else None
+            if valid is not None:
+                first, second = divergence.agents
+                reason = f"diverge: {first} and {second} decide {divergence.where} apart"
+                hints.append(InputHint(name, valid[0], 0.9, reason=reason))
+                break
+    return hints
 
 
 def boundary_inputs(summary: RunSummary) -> list[InputHint]:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Sequence
 from dnsse.advisor.actor_calls import call_of, calls_in, class_of
 
 if TYPE_CHECKING:
+    from dnsse.advisor.divergence import Divergence
     from dnsse.engine.inputs import InputParameter
 
 
@@ -122,6 +123,8 @@ class RunSummary:
     unpersisted: set[tuple[str, str, int]] = field(default_factory=set)
     # class name -> its methods that change an attribute of self (see actor_calls.state_changing_methods)
     state_changes: dict[str, set[str]] = field(default_factory=dict)
+    # Inputs solved to make two agents decide one comparison apart (see dnsse.advisor.divergence).
+    divergences: list[Divergence] = field(default_factory=list)
 
     @property
     def agents(self) -> list[str]:

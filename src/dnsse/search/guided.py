@@ -69,6 +69,8 @@ class GuidedChooser:
         self._delay_done = 0  # operations matching the delay's that already ran
         self.fault_struck = False
         self._calls: list[str] = []  # the fault hint's actor's calls, in the order they first asked
+        # What the program receives for an input's drawn value (a concolic stand-in), if not the value.
+        self.input_value: Callable[[object, object], object] | None = None
 
     @property
     def hint_held(self) -> bool:

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Callable
 
 from dnsse.advisor.actor_calls import state_changing_methods
+from dnsse.advisor.divergence import diverging_inputs
 from dnsse.advisor.hints import DelayHint, FaultHint, Hint, InputHint, OrderingHint
 from dnsse.advisor.ledger import Ledger, shape_of
 from dnsse.advisor.model import ModelAdvisor, ModelSettings
@@ -46,6 +47,7 @@ from dnsse.search.saved_advice import advice_state, restore_advice
 from dnsse.search.saved_learning import Rerun
 from dnsse.search.schedules import Constraint, Schedule, schedule_for
 from dnsse.search.strategy import execution_seed
+from dnsse.symbolic.concolic import Concolic, bounds
 
 
 def _tell(message: str) -> None:
@@ -112,6 +114,8 @@ class LlmStrategy:
         self._guided = 0  # executions that tried a hint
         self._retried = 0  # of those, retries
         self._context = ""  # the input context of the current execution's retry, for the report
+        self._concolic: Concolic | None = None  # the inputs of the execution chooser_with made
+        self._split_asked: set[tuple] = set()  # (site, agent, agent) already asked to diverge
 
     @property
     def monitors(self) -> list[StepLog]:
@@ -168,6 +172,9 @@ class LlmStrategy:
             chooser = GuidedChooser(seed, input_plan=self._input_plan(hint))
         else:
             chooser = GuidedChooser(seed)
+        # Concolic inputs: the comparisons they meet, and who made them, show where ranks may diverge.
+        self._concolic = Concolic()
+        chooser.input_value = self._concolic.input_value
         self._current = (chooser, hint)
         return chooser
 
@@ -210,6 +217,10 @@ class LlmStrategy:
         bug = result.bug.render().splitlines()[0] if result.bug is not None else None
         askers = [choice.chosen.agent for choice in result.choices if choice.kind == ChoiceKind.FAULT and choice.chosen]
         self.summary.observe(self.log.steps, bug, askers)
+        concolic, self._concolic = self._concolic, None
+        if concolic is not None and getattr(result, "divergence", None) is None and self._slots:
+            constraints = bounds(list({id(slot.parameter): slot.parameter for slot in self._slots}.values()))
+            self.summary.divergences += diverging_inputs(concolic.log.conditions, constraints, self._split_asked)
 
     def state(self) -> dict:
         """What the advisors learnt (summary, queued hints, ledger, recent runs), as JSON (see dnsse.search.saved_advice)."""

@@ -27,6 +27,8 @@ from typing import Any
 
 import z3
 
+from dnsse.engine.execution import current_agent
+
 # Frames of these files are dnsse's or torch's; a condition's site is the first other frame.
 _OWN = __file__.rsplit("/", 1)[0]
 
@@ -43,6 +45,8 @@ class Condition:
     taken: bool
     # File, line and bytecode offset: one line may compare several times.
     site: tuple[str, int, int]
+    # The agent (rank, thread) that compared: two ranks comparing at one site may come out apart.
+    agent: str | None = None
 
 
 @dataclass
@@ -70,7 +74,8 @@ class PathLog:
             simplified = z3.simplify(expr)
             # Decided in real arithmetic is not decided in floating point (x + 1e16 == x).
             if not (z3.is_true(simplified) or z3.is_false(simplified)) or _has_real(expr):
-                self.conditions.append(Condition(expr, taken, site))
+                agent = current_agent()
+                self.conditions.append(Condition(expr, taken, site, agent.name if agent is not None else None))
         if isinstance(other, (int, float)) and not isinstance(other, bool) and math.isfinite(other):
             self.operands.add(float(other))
         if frame is not None and frame.f_code not in self._codes:
