@@ -55,7 +55,7 @@ def diverging_inputs(
                 return found
             queries += 1
             asked.add(key)
-            # One side taken as one agent took it, the other's negated: the query of a flipped branch.
+            # As a condition not taken, the query asks for its other side: the two conditions apart.
             split = Condition(z3.Xor(one.expr, other.expr), False, site)
             model = solve(Query([], split), constraints)
             if model:

@@ -10,7 +10,10 @@ whose steps feed the next round of advice. An ordering hint becomes an order
 of the steps of the last run through the schedule solver when that run
 performed every step the hint names, and priorities otherwise (see
 :mod:`dnsse.search.guided`). A hint that led to a bug or to an order of
-dependent operations never seen before counts as useful.
+dependent operations never seen before counts as useful. The inputs of its
+executions are concolic (as :mod:`dnsse.search.symbolic`'s are), so that the
+comparisons two ranks made at one line can be solved apart (see
+:mod:`dnsse.advisor.divergence`).
 
 A hint that did not find a bug may need another context: other input values,
 or another prefix of the run before its operations. It is tried again, up to
