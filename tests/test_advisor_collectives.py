@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from dnsse.advisor.collectives import collective_delays
 from dnsse.advisor.summary import RunSummary, Step
 
@@ -60,6 +62,7 @@ def _check(tmp_path: Path, entry: str, strategy: str, seed: int, budget: int = 3
     return result.returncode, json.loads(report.read_text())
 
 
+@pytest.mark.torch
 def test_the_first_rank_to_reach_the_barrier_made_last_overflows_the_buffer(tmp_path: Path) -> None:
     for seed in SEEDS:
         code, guided = _check(tmp_path, "main", "llm", seed)
@@ -70,6 +73,7 @@ def test_the_first_rank_to_reach_the_barrier_made_last_overflows_the_buffer(tmp_
         assert unguided["executions"] > 10 * guided["executions"], seed
 
 
+@pytest.mark.torch
 def test_a_buffer_for_every_shard_survives_the_delays(tmp_path: Path) -> None:
     # The verdict is true: dfs runs every schedule and every message match of the program.
     code, exhaustive = _check(tmp_path, "large_buffer", "dfs", 0, budget=3000)

@@ -50,8 +50,8 @@ def _campaign(tmp_path: Path, target: str, strategy: str, budget: int, run: int)
         ("advisor_starve.py:drop_stale", "hybrid", 30, False),
         ("advisor_fault.py:checkpoint_every_push", "llm", 30, False),
         ("advisor_fault.py:main", "hybrid", 300, True),
-        ("torch_p2p.py:ordered_pair", "llm", 30, False),
-        ("torch_p2p.py:ordered_pair", "hybrid", 30, False),
+        pytest.param("torch_p2p.py:ordered_pair", "llm", 30, False, marks=pytest.mark.torch),
+        pytest.param("torch_p2p.py:ordered_pair", "hybrid", 30, False, marks=pytest.mark.torch),
     ],
 )
 def test_the_same_seed_tries_the_same_hints_and_finds_the_same_bug(

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import z3
 
 from dnsse.advisor.divergence import diverging_inputs
@@ -53,6 +55,7 @@ def _check(tmp_path: Path, entry: str, strategy: str, seed: int, budget: int = 3
     return result.returncode, json.loads(report.read_text())
 
 
+@pytest.mark.torch
 def test_a_batch_that_leaves_one_rank_no_tokens_is_found_by_the_solved_input(tmp_path: Path) -> None:
     for seed in SEEDS:
         code, guided = _check(tmp_path, "main", "llm", seed)
@@ -63,6 +66,7 @@ def test_a_batch_that_leaves_one_rank_no_tokens_is_found_by_the_solved_input(tmp
         assert unguided["executions"] > 10 * guided["executions"], seed
 
 
+@pytest.mark.torch
 def test_every_rank_joining_the_collective_survives_the_solved_inputs(tmp_path: Path) -> None:
     code, report = _check(tmp_path, "every_rank_reduces", "llm", 0, budget=40)
     assert code == 0 and report["bugs"] == [] and report["executions"] == 40
