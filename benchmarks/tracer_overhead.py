@@ -14,7 +14,7 @@ executions (one seed, so the same schedules) run in alternating rounds:
 the ``arcs`` rows are measured on 3.12 (where points stay on monitoring) and
 the ``points`` rows on 3.13 without coverage.
 
-Run: .venv312/bin/python benchmarks/tracer_overhead.py [--executions 40] [--rounds 5]
+Run: .venv312/bin/python benchmarks/tracer_overhead.py [--executions 40] [--rounds 5] [--only NAME ...]
 Figures are CPU milliseconds per execution (process time: every agent's
 thread, whatever else shares the machine), medians over the rounds.
 """
@@ -57,12 +57,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--executions", type=int, default=40)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--only", nargs="*", help="program names to measure (default: all torch-free ones)")
     arguments = parser.parse_args()
     if not hasattr(sys, "monitoring"):
         raise SystemExit("sys.monitoring needs Python 3.12+")
     modes = {"none": ("monitoring", False), "arcs settrace": ("settrace", True), "arcs monitoring": ("monitoring", True)}
     points = {"points settrace": ("settrace", False), "points monitoring": ("monitoring", False)}
     programs = [(f"{p.path}:main_correct", p.name) for p in PROGRAMS if p.framework != "torch"] + THREADS
+    if arguments.only:
+        programs = [(target, name) for target, name in programs if name in arguments.only]
     version = ".".join(map(str, sys.version_info[:3]))
     print(f"Python {version}, {arguments.executions} executions, {arguments.rounds} alternating rounds, CPU ms/execution")
     for target, name in programs:
