@@ -38,6 +38,7 @@ from typing import Callable
 
 import dnsse
 from dnsse.coverage.arcs import ArcRecorder
+from dnsse.coverage.recorder import arc_recorder
 from dnsse.engine.inputs import show_value
 from dnsse.engine.memory import is_exhausted
 from dnsse.engine.runner import ExecutionResult
@@ -243,7 +244,7 @@ def campaign_for(settings_text: str) -> Campaign:
         _loaded.clear()
         _loaded[settings_text] = campaign
     if campaign.recorder is not None:
-        campaign.recorder = ArcRecorder(campaign.target.source_files)  # each task reports its own arcs
+        campaign.recorder = arc_recorder(campaign.target.source_files)  # each task reports its own arcs
         if campaign.coverage_map is not None:
             campaign.coverage_map.recorder = campaign.recorder
     return campaign
