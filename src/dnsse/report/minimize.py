@@ -18,6 +18,15 @@ preemptions and non-default values a person has to read. Every kept sequence
 is the one recorded by the run that reproduced the bug, so it replays
 strictly.
 
+A run is determined by its plan, so no plan is run twice, nor a plan that
+must run as one already run: the default answer where the kept run already
+answered by default, a prefix that ends between two of its non-default
+answers (it runs as the one that ends right after the first), the default
+schedule again as the base of step 0. Once the default schedule failed,
+every run scoring zero would be it, so a score of one ends step 2. These
+skip only runs whose outcome is known: the result is the one the full
+search finds, in fewer runs.
+
 The unedited prefix of every plan was recorded by an earlier run, so each
 attempt must make exactly those choices before its first edit; one that does
 not shows the program is not deterministic under control
@@ -50,13 +59,15 @@ class GuidedChooser:
 
     wants_operations = True
 
-    __slots__ = ("plan", "position", "fits", "deviations", "default")
+    __slots__ = ("plan", "position", "fits", "deviations", "deviated", "default")
 
     def __init__(self, plan: Sequence[Choice | None]) -> None:
         self.plan = plan
         self.position = 0
         self.fits = True
         self.deviations = 0
+        # The positions of the answers that differ from the default, in order.
+        self.deviated: list[int] = []
         self.default = Finish(FirstChooser())
 
     def _planned(self, kind: str, options: int) -> int | None:
@@ -88,6 +99,7 @@ class GuidedChooser:
         if answer is None or answer == default:
             return default
         self.deviations += 1
+        self.deviated.append(self.position - 1)
         return answer
 
     def next_value(self, kind: str, options: int) -> int:
@@ -95,6 +107,7 @@ class GuidedChooser:
         if not answer:
             return 0
         self.deviations += 1
+        self.deviated.append(self.position - 1)
         return answer
 
 
@@ -114,18 +127,33 @@ def minimize(
     """
     deadline = time.perf_counter() + max_seconds
     attempts = 0
+    # The non-default positions of each reproducing run, by the run's id (the runs stay in outcomes).
+    positions: dict[int, list[int]] = {}
+    # What each plan run so far showed, by its answers: the same plan is the same run.
+    outcomes: dict[tuple[tuple[str, int, int] | None, ...], tuple[ExecutionResult, int] | None] = {}
+
+    # The run of the default schedule (the empty plan), once it ran.
+    default_runs: list[ExecutionResult] = []
 
     def attempt(plan: Plan, trusted: int) -> tuple[ExecutionResult, int] | None:
         """Run ``plan``, whose first ``trusted`` answers are the recorded choices of an earlier run."""
         nonlocal attempts
+        key = _key(plan)
+        if key in outcomes:
+            return outcomes[key]
         attempts += 1
         chooser = GuidedChooser(plan)
         result = run(chooser, Expected([c for c in plan[:trusted] if c is not None], complete=False))
         if result.divergence is not None:
             raise NotDeterministic(result.divergence)
-        if result.bug is None or result.bug.signature() != signature:
-            return None
-        return result, chooser.deviations
+        if not key:
+            default_runs.append(result)
+        found = None
+        if result.bug is not None and result.bug.signature() == signature:
+            found = result, chooser.deviations
+            positions[id(result)] = chooser.deviated
+        outcomes[key] = found
+        return found
 
     def budget_left() -> bool:
         return attempts < max_attempts and time.perf_counter() < deadline
@@ -134,14 +162,16 @@ def minimize(
     if baseline is None:
         return None
     best, best_score = baseline
+    if best_score == 0:
+        return best
+    plain = attempt([], 0)
+    if plain is not None:
+        return plain[0]
 
     # A bug that one preemption shows is found directly: the default schedule
     # with a single different answer, position by position.
     if best_score > 1:
-        plain = attempt([], 0)
-        if plain is not None:
-            return plain[0]
-        default_run = run(GuidedChooser([]), Expected([], complete=False))
+        default_run = default_runs[0]
         for position, choice in enumerate(default_run.choices):
             if not budget_left():
                 break
@@ -159,7 +189,12 @@ def minimize(
     # Whether a prefix reproduces is not monotone in its length, so short
     # sequences are scanned from the shortest prefix up; long ones bisected.
     if 2 * len(best.choices) <= max_attempts:
+        # A prefix that ends between two non-default answers runs as the one that ends right after
+        # the first of them (the answers between are the default's): only those are tried.
+        ends = {0} | {position + 1 for position in positions.get(id(best), ())}
         for length in range(len(best.choices)):
+            if length not in ends:
+                continue
             found = attempt(list(best.choices[:length]), length)
             if found is not None and found[1] <= best_score:
                 best, best_score = found
@@ -175,15 +210,21 @@ def minimize(
             else:
                 low = middle + 1
 
+    # Every run that scores zero is the default schedule, which does not show the bug:
+    # no edit can improve a score of one.
     improved = True
-    while improved and best_score > 0 and budget_left():
+    while improved and best_score > 1 and budget_left():
         improved = False
         index = len(best.choices) - 1
         while index >= 0 and budget_left():
             current: Plan = list(best.choices)
             # Two edits per position: answer by default, or drop the choice so
-            # the later ones shift into its place.
-            for plan in (current[:index] + [None] + current[index + 1 :], current[:index] + current[index + 1 :]):
+            # the later ones shift into its place. Answering by default where
+            # the run already did is the same run: only the second is tried there.
+            edits = [current[:index] + current[index + 1 :]]
+            if index in positions.get(id(best), ()):
+                edits.insert(0, current[:index] + [None] + current[index + 1 :])
+            for plan in edits:
                 found = attempt(plan, index)
                 if found is not None and found[1] < best_score:
                     best, best_score = found
@@ -191,3 +232,11 @@ def minimize(
                     break
             index = min(index, len(best.choices)) - 1
     return best
+
+
+def _key(plan: Plan) -> tuple[tuple[str, int, int] | None, ...]:
+    """The answers of ``plan``; answering by default after its end is what the chooser does anyway."""
+    end = len(plan)
+    while end and plan[end - 1] is None:
+        end -= 1
+    return tuple((c.kind, c.options, c.index) if c is not None else None for c in plan[:end])
