@@ -34,6 +34,8 @@ PYENV_VERSIONS ?= $(or $(PYENV_ROOT),$(HOME)/.pyenv)/versions
 PYTHONS_TESTS := tests/test_tracer_backends.py tests/test_threads_shared_state.py tests/test_threads_bugs.py \
 	tests/test_threads_primitives.py tests/test_threads_executor.py tests/test_coverage.py tests/test_asyncio.py \
 	tests/test_ray_semantics.py tests/test_ray_bugs.py \
+	tests/test_agents_share_a_thread.py::test_other_pythons_keep_an_os_thread_per_agent \
+	tests/test_agents_share_a_thread.py::test_per_thread_state_stays_per_thread \
 	tests/test_spec_parser.py tests/test_spec_monitor.py tests/test_minimize.py \
 	tests/test_cli.py::test_a_torch_program_without_torch_installed_is_bad_input \
 	tests/test_cli.py::test_lock_order_deadlock_names_both_threads \
