@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Iterator
 
@@ -282,3 +284,64 @@ def test_a_program_that_kills_an_actor_of_a_directed_search_is_a_crash_bug_and_t
         [sys.executable, "-m", "dnsse.cli", "replay", crash["trace"]], capture_output=True, text=True, timeout=300
     )
     assert replayed.returncode == 1 and "exited with status 3" in replayed.stdout, replayed.stdout + replayed.stderr
+
+
+SLOW = Path(__file__).parent / "hostile" / "targets" / "slow.py"
+
+
+def _ray_check(directory: Path, target: str, *arguments: str) -> subprocess.Popen:
+    return subprocess.Popen(
+        [
+            sys.executable, "-m", "dnsse.cli", "check", target, *arguments,
+            "--out", str(directory / "traces"), "--json", str(directory / "report.json"),
+        ],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "RAY_AUTH_MODE": "disabled"},
+    )
+
+
+def _stop_once_saved(process: subprocess.Popen, state: Path) -> None:
+    """Ctrl-C to the driver once it saved a batch boundary past the first (it saves after each new bug)."""
+    while process.poll() is None:
+        try:
+            if json.loads(state.read_text())["executions"] >= 1:
+                process.send_signal(signal.SIGINT)
+                return
+        except (FileNotFoundError, json.JSONDecodeError):
+            pass
+        time.sleep(0.05)
+
+
+@pytest.mark.ray
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("strategy", "target", "inputs", "budget"),
+    [
+        ("random", f"{SLOW}:racy", ["--input", "rounds=3"], "160"),
+        ("pct", RACE, [], "160"),
+        ("dfs", f"{SLOW}:locked", ["--input", "workers=2", "--input", "rounds=4"], "5000"),
+    ],
+)
+def test_a_ray_campaign_stopped_and_resumed_finds_what_the_uninterrupted_one_finds(
+    strategy: str, target: str, inputs: list[str], budget: str, cluster: str, tmp_path: Path
+) -> None:
+    campaign = [*inputs, "--strategy", strategy, "--seed", "3", "--ray-address", cluster, "--workers", "2", "--budget", budget, "--keep-going"]
+    outcomes = []
+    for name in ("whole", "stopped"):
+        directory = tmp_path / name
+        process = _ray_check(directory, target, *campaign)
+        if name == "stopped":
+            state = directory / "traces" / "campaign.state"
+            _stop_once_saved(process, state)
+            stdout, stderr = process.communicate(timeout=600)
+            assert process.returncode == 130, stdout + stderr[-3000:]
+            assert "--resume" in stderr and json.loads(state.read_text())["executions"] >= 1
+            process = _ray_check(directory, target, *campaign, "--resume", str(directory / "traces"))
+        stdout, stderr = process.communicate(timeout=600)
+        assert process.returncode in (0, 1), stdout + stderr[-3000:]
+        assert not (directory / "traces" / "campaign.state").exists()
+        report = json.loads((directory / "report.json").read_text())
+        bugs = sorted((bug["execution"], bug["kind"], bug["message"]) for bug in report["bugs"])
+        verified = (report["verified"] or {}).get("executions")
+        outcomes.append((process.returncode, report["executions"], bugs, verified))
+    assert outcomes[0] == outcomes[1]
+    assert outcomes[0][2] or outcomes[0][3]  # a bug found, or the dfs verified: there was something to compare

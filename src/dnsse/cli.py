@@ -247,11 +247,6 @@ def _validate(arguments: argparse.Namespace) -> None:
         if arguments.memory_limit is None
         else parse_memory_limit(arguments.memory_limit)
     )
-    if arguments.resume is not None and arguments.ray_address is not None:
-        raise BadInput(
-            "--resume does not apply to --ray-address campaigns: their tasks end out of order and are not saved. "
-            "Run the campaign again, or resume it on this machine with --workers"
-        )
     if arguments.resume is not None:
         # The campaign goes on where it was: its traces and its state are there.
         arguments.out = arguments.resume
@@ -321,15 +316,14 @@ def finish_check(arguments: argparse.Namespace, result: CampaignResult, stories:
     status = EXIT_BUG if result.bugs else EXIT_CLEAN
     if result.interrupted is not None:
         status = EXIT_TERMINATED if result.interrupted == signal.SIGTERM else EXIT_INTERRUPTED
-        # Campaigns of --ray-address save no state.
+        # A campaign that saves no state (a directed search killed before its first round) cannot go on.
         resumable = state_path(arguments.out).exists()
         sys.stderr.write(
             f"dnsse: interrupted after {result.executions} executions; the reports so far are written. "
             + (
                 f"Continue the campaign with the same command and --resume {shlex.quote(str(arguments.out))}\n"
                 if resumable
-                else "This campaign cannot be resumed (--ray-address); "
-                "run it again\n"
+                else "It saved no state to resume from: run it again\n"
             )
         )
     if result.inconclusive:

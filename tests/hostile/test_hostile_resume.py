@@ -152,13 +152,19 @@ def test_a_resumed_divided_dfs_verifies_in_the_executions_of_the_uninterrupted_o
     assert divided["executions"] == divided["verified"]["executions"] == alone["verified"]["executions"]
 
 
-def test_a_ray_campaign_cannot_be_resumed_and_says_so(tmp_path: Path) -> None:
+def test_a_campaign_saved_on_this_machine_is_not_resumed_on_a_cluster(tmp_path: Path) -> None:
+    # Refused before joining any cluster: the saved progress is that of this machine, not of a Ray driver.
     campaign = [*LOCKED, "--strategy", "dfs"]
     out = tmp_path / "traces"
     env = _interrupted(campaign, out, tmp_path / "report.json", after=3)
     resumed = run_cli("check", *campaign, "--ray-address", "auto", "--resume", str(out), env=env)
     assert resumed.returncode == 2, output(resumed)
-    assert "--resume does not apply to --ray-address" in resumed.stderr and "Traceback" not in resumed.stderr
+    assert "the saved campaign is another one" in resumed.stderr and "--ray-address" in resumed.stderr
+    assert "Traceback" not in resumed.stderr
+    # A directed search's rounds on a cluster are not saved: its --resume is refused whatever the state.
+    directed = run_cli("check", *LOCKED, "--strategy", "fuzz", "--ray-address", "auto", "--resume", str(out), env=env)
+    assert directed.returncode == 2, output(directed)
+    assert "not fuzz" in directed.stderr and "Traceback" not in directed.stderr
 
 
 @pytest.mark.parametrize("strategy", ["hybrid", "fuzz"])

@@ -413,7 +413,7 @@ def run_campaign(
         # Imported here because the cluster campaign is built on this module.
         from dnsse.search.ray_cluster import run_on_ray
 
-        return run_on_ray(config, strategy, on_bug, on_start, on_execution)
+        return run_on_ray(config, strategy, on_bug, on_start, on_execution, control)
     if config.workers > 1 or config.contained:
         # Imported here because the parallel campaign is built on this module.
         from dnsse.search.parallel import run_parallel

@@ -85,7 +85,7 @@ class CampaignControl:
             return None
         refusal = saved.refusal(
             str(campaign.target.spec), campaign.framework.name, strategy, campaign.config.seed,
-            campaign.config.world_size, workers,
+            campaign.config.world_size, workers, campaign.config.ray_address is not None,
         )
         if refusal is not None:
             raise BadInput(f"--resume {self.out}: the saved campaign is another one: {refusal}")
@@ -183,6 +183,7 @@ class CampaignControl:
                 inconclusive=[run.to_json() for run in campaign.inconclusive],
                 coverage=coverage,
                 workers=workers,
+                cluster=campaign.config.ray_address is not None,
             ),
             self.out,
         )

@@ -57,6 +57,8 @@ from dnsse.search.campaign import (
     wants_feedback,
 )
 from dnsse.search.campaign_settings import campaign_settings, config_from_settings
+from dnsse.search.control import CampaignControl
+from dnsse.search.ray_progress import resumed_at, save_on_ray
 from dnsse.search.registry import make_strategy
 from dnsse.search.strategy import Strategy, notes_of
 from dnsse.search.worker_reports import merge_reported_arcs, result_from_report
@@ -67,6 +69,8 @@ from dnsse.search.corpus_share import sharded
 BATCH = 16
 # Batches in flight per worker, so that no worker waits for the driver.
 IN_FLIGHT_PER_WORKER = 2
+# How long the driver waits for a task before it looks for a stop signal.
+WAIT_S = 0.5
 
 
 def run_on_ray(
@@ -75,8 +79,13 @@ def run_on_ray(
     on_bug: Callable[[FoundBug], None] | None = None,
     on_start: Callable[[LoadedTarget, Framework], None] | None = None,
     on_execution: Callable[[int, ExecutionResult, ArcRecorder | None], None] | None = None,
+    control: CampaignControl | None = None,
 ) -> CampaignResult:
-    """The campaign of :func:`~dnsse.search.campaign.run_campaign`, its executions run as Ray tasks."""
+    """The campaign of :func:`~dnsse.search.campaign.run_campaign`, its executions run as Ray tasks.
+
+    ``control``'s stop signal stops the campaign at the next batch; its
+    state is saved for ``--resume`` (see dnsse.search.ray_progress).
+    """
     try:
         import ray
     except ImportError:
@@ -85,13 +94,21 @@ def run_on_ray(
         # Imported here because the divided search is built on this module.
         from dnsse.search.ray_dfs import run_dfs_on_ray
 
-        return run_dfs_on_ray(ray, config, on_bug, on_start, on_execution)
+        return run_dfs_on_ray(ray, config, on_bug, on_start, on_execution, control)
     if sharded(strategy):
+        if control is not None and control.resume is not None:
+            raise BadInput(
+                f"--resume on a Ray cluster continues batch strategies and dfs, not {strategy.name}, whose actors' "
+                "rounds are not saved: run the campaign again, or resume it on this machine with --workers"
+            )
         # Imported here because the divided search is built on this module.
         from dnsse.search.ray_directed import run_directed_on_ray
 
         return run_directed_on_ray(ray, config, strategy, on_bug, on_start, on_execution)
     campaign = prepared_campaign(config, on_bug, on_start, feedback=wants_feedback(strategy))
+    control = control if control is not None else CampaignControl(config.out, saving=False)
+    # Before joining the cluster: a saved state of another campaign is refused at once.
+    next_index = resumed_at(control, campaign, strategy.name)
     workers = _connect(ray, config)
     # No retry by Ray: a batch whose worker the program killed is run again contained (see ray_contained).
     task = ray.remote(num_cpus=1, max_retries=0)(_run_batch)
@@ -100,26 +117,28 @@ def run_on_ray(
     calls = CallBudget(config.advisor.max_calls if config.advisor is not None else 0, workers * IN_FLIGHT_PER_WORKER)
     totals = WorkerTotals()
     budget = config.budget
-    next_index = 0
     flying: dict[object, int] = {}  # task ref -> first index of its batch
     sizes: dict[int, int] = {}  # first index -> size of its batch
     finished: dict[int, list[dict]] = {}  # first index -> reports, until their turn comes
-    turn = 0  # the first index not yet taken in order
-    executions = 0
+    turn = next_index  # the first index not yet taken in order
+    executions = next_index
     stopped = False
     try:
         while True:
             while not stopped and len(flying) < workers * IN_FLIGHT_PER_WORKER and (budget is None or next_index < budget):
-                if campaign.out_of_time():
+                if campaign.out_of_time() or control.stop_signal is not None:
                     stopped = True
                     break
                 size = BATCH if budget is None else min(BATCH, budget - next_index)
                 flying[task.remote(settings, next_index, size, calls.share(next_index))] = next_index
                 sizes[next_index] = size
                 next_index += size
-            if not flying:
+            if not flying or control.stop_signal is not None:
                 break
-            ready, _ = ray.wait(list(flying), num_returns=1)
+            # A while at most, so that a signal's handler runs (it runs between Python's steps).
+            ready, _ = ray.wait(list(flying), num_returns=1, timeout=WAIT_S)
+            if not ready:
+                continue
             first = flying.pop(ready[0])
             try:
                 finished[first] = json.loads(ray.get(ready[0]))
@@ -141,11 +160,15 @@ def run_on_ray(
                         break
             if stopped:
                 break
+            if control.due(campaign):
+                save_on_ray(control, campaign, strategy.name, executions)
     finally:
         for ref in flying:
             ray.cancel(ref)
+    control.finish(lambda: save_on_ray(control, campaign, strategy.name, executions))
     result = campaign.result(strategy.name, executions, engines=totals.engines(), search=totals.notes())
     result.advisor = totals.advisor()
+    result.interrupted = control.stop_signal
     return result
 
 

@@ -29,9 +29,11 @@ from dnsse.search.dfs import DfsStrategy
 from dnsse.search.dfs_share import DfsShare, Unit
 from dnsse.search.dfs_slice import Slice, SliceLimits, run_slice
 from dnsse.search.worker_reports import merge_reported_arcs, result_from_report
+from dnsse.search.control import CampaignControl
 from dnsse.search.ray_cluster import (
-    _connect, _settings, adopt_semantics, arcs_of, campaign_for, reported, semantics_of,
+    WAIT_S, _connect, _settings, adopt_semantics, arcs_of, campaign_for, reported, semantics_of,
 )
+from dnsse.search.ray_progress import resumed_dfs, save_on_ray
 
 # Executions per task: a few, since a task's frontier can only be divided once it returns.
 SLICE = 8
@@ -43,22 +45,29 @@ def run_dfs_on_ray(
     on_bug: Callable[[FoundBug], None] | None = None,
     on_start: Callable[[LoadedTarget, Framework], None] | None = None,
     on_execution: Callable[[int, ExecutionResult, ArcRecorder | None], None] | None = None,
+    control: CampaignControl | None = None,
 ) -> CampaignResult:
-    """The ``dfs`` campaign of :func:`~dnsse.search.campaign.run_campaign`, its subtrees run as Ray tasks."""
+    """The ``dfs`` campaign of :func:`~dnsse.search.campaign.run_campaign`, its subtrees run as Ray tasks.
+
+    ``control``'s stop signal stops it at the next slice; its tree is saved for ``--resume`` (see dnsse.search.ray_progress).
+    """
     campaign = prepared_campaign(config, on_bug, on_start)
+    control = control if control is not None else CampaignControl(config.out, saving=False)
+    share = DfsShare(config.preemption_bound)
+    # Before joining the cluster: a saved state of another campaign is refused at once.
+    executions = resumed_dfs(control, campaign, share)
     workers = _connect(ray, config)
     # No retry by Ray: a slice whose worker the program killed is run again contained (see ray_contained).
     task = ray.remote(num_cpus=1, max_retries=0)(_run_dfs_slice)  # type: ignore[attr-defined]
     contained = ray.remote(num_cpus=1, max_retries=0)(_contained_slice)  # type: ignore[attr-defined]
     settings = _settings(config, campaign.target)
-    share = DfsShare(config.preemption_bound)
     flying: dict[object, tuple[Unit, int]] = {}  # task ref -> its unit and executions granted
-    executions = 0
     carry_on = False  # right after a slice came back, one task carries on deepest, near where it was
     stopped = False
     try:
         while True:
             stopped = stopped or campaign.out_of_time() or (bool(campaign.found) and not config.keep_going)
+            stopped = stopped or control.stop_signal is not None
             while not stopped and len(flying) < workers:
                 left = None if config.budget is None else config.budget - executions - sum(n for _, n in flying.values())
                 if left is not None and left <= 0:
@@ -71,7 +80,10 @@ def run_dfs_on_ray(
                 flying[task.remote(settings, unit.prefix, size)] = (unit, size)
             if not flying or stopped:
                 break  # tasks still in flight are cancelled: their executions are not counted
-            ready, _ = ray.wait(list(flying), num_returns=1)  # type: ignore[attr-defined]
+            # A while at most, so that a signal's handler runs (it runs between Python's steps).
+            ready, _ = ray.wait(list(flying), num_returns=1, timeout=WAIT_S)  # type: ignore[attr-defined]
+            if not ready:
+                continue
             unit, size = flying.pop(ready[0])
             try:
                 answer = json.loads(ray.get(ready[0]))  # type: ignore[attr-defined]
@@ -100,18 +112,23 @@ def run_dfs_on_ray(
             else:
                 share.absorb(unit, Slice.from_json(answer["slice"]))
             carry_on = True
+            if control.due(campaign):
+                save_on_ray(control, campaign, "dfs", executions, share)
     finally:
         for ref in flying:
             ray.cancel(ref)  # type: ignore[attr-defined]
+    control.finish(lambda: save_on_ray(control, campaign, "dfs", executions, share))
     summary = share.summary()
     clean = summary.exhausted and not campaign.found
-    return campaign.result(
+    result = campaign.result(
         "dfs",
         executions,
         verified=summary.verified() if clean else None,
         search={"workers": workers, "units": share.units},
         unverified=summary.unverified() if clean else None,
     )
+    result.interrupted = control.stop_signal
+    return result
 
 
 def _contained_slice(settings_text: str, prefix: list[dict], size: int) -> str:

@@ -57,14 +57,17 @@ class SavedCampaign:
     coverage: dict = field(default_factory=dict)
     # --workers: each worker runs its own share of the executions (see dnsse.search.parallel_progress).
     workers: int = 1
+    # --ray-address: the driver's progress (see dnsse.search.ray_progress), unlike that of this machine's workers.
+    cluster: bool = False
 
     def refusal(
-        self, target: str, framework: str, strategy: str, seed: int, world_size: int, workers: int = 1
+        self, target: str, framework: str, strategy: str, seed: int, world_size: int, workers: int = 1,
+        cluster: bool = False,
     ) -> str | None:
         """Why this state cannot continue the campaign described, or ``None`` when it can."""
-        mine = (self.target, self.framework, self.strategy, self.seed, self.world_size, self.workers)
-        theirs = (target, framework, strategy, seed, world_size, workers)
-        names = ("target", "framework", "strategy", "seed", "world size", "--workers")
+        mine = (self.target, self.framework, self.strategy, self.seed, self.world_size, self.workers, self.cluster)
+        theirs = (target, framework, strategy, seed, world_size, workers, cluster)
+        names = ("target", "framework", "strategy", "seed", "world size", "--workers", "--ray-address (on a cluster)")
         for name, saved, given in zip(names, mine, theirs):
             if saved != given:
                 return f"it was saved by a campaign with {name} {saved!r}, not {given!r}"
