@@ -160,6 +160,7 @@ def test_a_campaign_saved_on_this_machine_is_not_resumed_on_a_cluster(tmp_path: 
     resumed = run_cli("check", *campaign, "--ray-address", "auto", "--resume", str(out), env=env)
     assert resumed.returncode == 2, output(resumed)
     assert "the saved campaign is another one" in resumed.stderr and "--ray-address" in resumed.stderr
+    assert "ran on this machine, and this one runs on a Ray cluster" in resumed.stderr
     assert "Traceback" not in resumed.stderr
     # A directed search's rounds on a cluster are not saved: its --resume is refused whatever the state.
     directed = run_cli("check", *LOCKED, "--strategy", "fuzz", "--ray-address", "auto", "--resume", str(out), env=env)

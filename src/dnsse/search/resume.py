@@ -67,7 +67,10 @@ class SavedCampaign:
         """Why this state cannot continue the campaign described, or ``None`` when it can."""
         mine = (self.target, self.framework, self.strategy, self.seed, self.world_size, self.workers, self.cluster)
         theirs = (target, framework, strategy, seed, world_size, workers, cluster)
-        names = ("target", "framework", "strategy", "seed", "world size", "--workers", "--ray-address (on a cluster)")
+        if self.cluster != cluster:
+            saved_where, given_where = ("on a Ray cluster", "on this machine") if self.cluster else ("on this machine", "on a Ray cluster")
+            return f"it was saved by a campaign that ran {saved_where}, and this one runs {given_where} (--ray-address)"
+        names = ("target", "framework", "strategy", "seed", "world size", "--workers")
         for name, saved, given in zip(names, mine, theirs):
             if saved != given:
                 return f"it was saved by a campaign with {name} {saved!r}, not {given!r}"
