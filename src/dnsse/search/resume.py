@@ -65,8 +65,8 @@ class SavedCampaign:
         cluster: bool = False,
     ) -> str | None:
         """Why this state cannot continue the campaign described, or ``None`` when it can."""
-        mine = (self.target, self.framework, self.strategy, self.seed, self.world_size, self.workers, self.cluster)
-        theirs = (target, framework, strategy, seed, world_size, workers, cluster)
+        mine = (self.target, self.framework, self.strategy, self.seed, self.world_size, self.workers)
+        theirs = (target, framework, strategy, seed, world_size, workers)
         if self.cluster != cluster:
             saved_where, given_where = ("on a Ray cluster", "on this machine") if self.cluster else ("on this machine", "on a Ray cluster")
             return f"it was saved by a campaign that ran {saved_where}, and this one runs {given_where} (--ray-address)"
