@@ -44,14 +44,26 @@ WORLD_SIZES = (2, 4, 8, 16, 32, 64)
 def seconds_per_execution(
     function: str, framework_name: str, world_size: int, executions: int, agent_threads: str = ""
 ) -> float:
+    """CPU seconds of one execution of ``function`` in ``speed/empty.py``."""
+    return cpu_seconds_per_execution(f"{EMPTY}:{function}", framework_name, world_size, executions, agent_threads)
+
+
+def cpu_seconds_per_execution(
+    target_text: str, framework_name: str, world_size: int, executions: int, agent_threads: str | None = None
+) -> float:
+    """CPU seconds of one random-schedule execution of ``target_text``, through ``run_execution``.
+
+    ``agent_threads`` sets ``DNSSE_AGENT_THREADS`` (``""``: the default); ``None`` leaves the environment's.
+    """
     from dnsse.engine.runner import run_execution
     from dnsse.engine.target import LoadedTarget, TargetSpec
     from dnsse.frameworks.base import framework_named
     from dnsse.search.random_walk import RandomChooser
 
-    target = LoadedTarget(TargetSpec.parse(f"{EMPTY}:{function}"), framework_name)
+    target = LoadedTarget(TargetSpec.parse(target_text), framework_name)
     framework = framework_named(framework_name, world_size, True)
-    os.environ["DNSSE_AGENT_THREADS"] = agent_threads
+    if agent_threads is not None:
+        os.environ["DNSSE_AGENT_THREADS"] = agent_threads
     with framework.activate():
         run_execution(target, framework, RandomChooser(0))  # imports and first-use caches
         started = time.process_time()

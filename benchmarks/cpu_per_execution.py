@@ -19,11 +19,15 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import time
+import sys
 from pathlib import Path
 from typing import Callable
 
 HERE = Path(__file__).resolve().parent
+if __package__ in (None, ""):
+    sys.path.insert(0, str(HERE.parent))
+
+from benchmarks.cost_model import cpu_seconds_per_execution  # noqa: E402
 THREADS_PROGRAMS = {
     "locked lazy init": HERE / "speed" / "locked_lazy_init.py",
     "two-lock transfer": HERE / "speed" / "two_lock_transfer.py",
@@ -31,20 +35,7 @@ THREADS_PROGRAMS = {
 
 
 def ms_per_execution(target_text: str, framework_name: str, executions: int) -> float:
-    from dnsse.engine.runner import run_execution
-    from dnsse.engine.target import LoadedTarget, TargetSpec
-    from dnsse.frameworks.base import framework_named
-    from dnsse.search.random_walk import RandomChooser
-
-    target = LoadedTarget(TargetSpec.parse(target_text), framework_name)
-    framework = framework_named(framework_name, 1, True)
-    with framework.activate():
-        run_execution(target, framework, RandomChooser(0))  # imports and first-use caches
-        started = time.process_time()
-        for index in range(executions):
-            result = run_execution(target, framework, RandomChooser(index))
-            assert result.bug is None, result.bug.render()
-        return 1000 * (time.process_time() - started) / executions
+    return 1000 * cpu_seconds_per_execution(target_text, framework_name, 1, executions)
 
 
 def main() -> None:
