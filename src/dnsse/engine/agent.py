@@ -16,6 +16,7 @@ from types import FrameType
 from typing import TYPE_CHECKING, Callable
 
 from dnsse.engine.operation import START, Operation
+from dnsse.engine.running import ExecutionAborted, set_current_agent
 
 # Bound now: the program's own calls of _thread.start_new_thread are refused
 # (see dnsse.frameworks.threads.patching), the engine's never are.
@@ -165,8 +166,6 @@ class ThreadAgent(Agent):
 
     def bootstrap(self) -> None:
         """Run the agent's body to its end, once the scheduler picked it, and report how it ended."""
-        from dnsse.engine.execution import ExecutionAborted, set_current_agent
-
         self.thread_ident = _thread.get_ident()
         set_current_agent(self)
         trace_hook = self.execution.trace_hook

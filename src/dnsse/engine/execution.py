@@ -26,32 +26,8 @@ from dnsse.engine.inconclusive import Inconclusive
 from dnsse.engine.location import frame_location, source_line
 from dnsse.engine.object_names import ObjectNames
 from dnsse.engine.operation import Access, Operation, expiry_of
+from dnsse.engine.running import ExecutionAborted, current_agent
 from dnsse.errors import NotUnderControl
-
-class _Running(_thread._local):
-    # The class attribute answers for a thread that never set one: a missing
-    # attribute would make every such lookup raise and catch an AttributeError.
-    agent: ThreadAgent | None = None
-
-
-_local = _Running()
-
-
-def current_agent() -> ThreadAgent | None:
-    """The agent running on this OS thread, or ``None`` outside control."""
-    return _local.agent
-
-
-def set_current_agent(agent: ThreadAgent | None) -> None:
-    _local.agent = agent
-
-
-class ExecutionAborted(BaseException):
-    """Unwinds an agent whose execution is over (a bug was found, or a limit hit).
-
-    A ``BaseException`` so that the program's own ``except Exception`` does not
-    swallow it.
-    """
 
 
 @dataclass(frozen=True)
