@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import collections
 import inspect
+import types
 from typing import Any, Callable
 
 from dnsse.engine.agent import ThreadAgent, Wait
@@ -44,7 +45,6 @@ from dnsse.frameworks.ray import options as opts
 from dnsse.frameworks.ray.errors import ActorDiedError, ActorUnschedulableError, RayActorError, RayError
 from dnsse.frameworks.ray.refs import (
     ObjectRef,
-    copy_value,
     describe_pending,
     failed_dependency,
     resolve,
@@ -55,6 +55,7 @@ from dnsse.frameworks.ray.processes import WorkerProcess
 from dnsse.frameworks.ray.resources import demand_of
 from dnsse.frameworks.ray.results import task_error
 from dnsse.frameworks.ray.runtime import RayRuntime, Worker
+from dnsse.frameworks.ray.serialization import copy_value
 from dnsse.frameworks.ray.shipping import Shipment
 
 CREATING, ALIVE, RESTARTING, DEAD = "creating", "alive", "restarting", "dead"
@@ -75,6 +76,23 @@ def _groups(declared: object) -> dict[str, int]:
     return dict(declared)
 
 
+def _has_async_methods(cls: type) -> bool:
+    """Whether any function ``cls`` has (its own or inherited, as ``getattr`` finds it) is ``async``."""
+    seen: set[str] = set()
+    for klass in cls.__mro__:
+        for name, member in vars(klass).items():
+            if name in seen:
+                continue
+            seen.add(name)
+            if isinstance(member, staticmethod):
+                member = member.__func__
+            if isinstance(member, types.FunctionType) and (
+                inspect.iscoroutinefunction(member) or inspect.isasyncgenfunction(member)
+            ):
+                return True
+    return False
+
+
 class Actor:
     """One actor of an execution: its kind, its state, its running and queued calls."""
 
@@ -89,10 +107,8 @@ class Actor:
         self.object_name = f"actor:{self.label}"
         self.args = args
         self.kwargs = kwargs
-        self.is_async = any(
-            inspect.iscoroutinefunction(member) or inspect.isasyncgenfunction(member)
-            for _, member in inspect.getmembers(cls, inspect.isfunction)
-        )
+        self.dependencies = top_level_refs(args, kwargs)
+        self.is_async = _has_async_methods(cls)
         default_concurrency = 1000 if self.is_async else 1
         self.max_concurrency = int(options.get("max_concurrency") or default_concurrency)
         self.groups = {DEFAULT_GROUP: self.max_concurrency, **_groups(options.get("concurrency_groups"))}
@@ -147,7 +163,7 @@ class Actor:
         label = f"{self.label}.__init__"
         agent = ThreadAgent(execution, label, lambda: self._construct(agent, restart), daemon=True)
         agent.handle = Worker(caller=self.label, label=label, actor=self)
-        dependencies = top_level_refs(self.args, self.kwargs)
+        dependencies = self.dependencies
         agent.pending = Operation("actor.create", ((self.object_name, Access.SYNC),), label)
         cluster = self.pool
 
@@ -168,7 +184,7 @@ class Actor:
         self.constructing = True
         epoch = self.epoch
         self.pool.take(self.label, self.demand)
-        failed = failed_dependency(self.args, self.kwargs)
+        failed = failed_dependency(self.dependencies)
         # Each (re)start is a new worker process, with its own globals and its own program modules.
         self.process = self.runtime.workers.dedicated()
         try:

@@ -6,6 +6,7 @@ agent then waits for its actor's start rule (:mod:`.actor_state`).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from dnsse.engine.operation import Access, Operation
@@ -13,13 +14,16 @@ from dnsse.frameworks.ray import options as opts
 from dnsse.frameworks.ray.actor_state import DEFAULT_GROUP, Actor, Call
 from dnsse.frameworks.ray.calls import start_call
 from dnsse.frameworks.ray.errors import ActorAlreadyExistsError, PendingCallsLimitExceeded
-from dnsse.frameworks.ray.refs import ObjectRef, copy_value
+from dnsse.frameworks.ray.refs import ObjectRef
 from dnsse.frameworks.ray.runtime import controlled
+from dnsse.frameworks.ray.serialization import copy_value, passed_by_name
 from dnsse.frameworks.ray.streaming import ObjectRefGenerator, is_streaming
 
 METHOD_OPTIONS_ATTRIBUTE = "__dnsse_ray_method_options__"
 
 
+# Shipped as a name, as Ray pickles an actor class's handle.
+@passed_by_name
 class ActorClass:
     """What ``@ray.remote`` makes of a class: ``Cls.remote(...)`` creates an actor."""
 
@@ -59,9 +63,6 @@ class ActorClass:
             runtime.named[key] = actor
         return ActorHandle(actor)
 
-    def __deepcopy__(self, memo: dict) -> ActorClass:
-        return self  # shipped as a name, as Ray pickles an actor class's handle
-
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         raise TypeError(
             f"Actors cannot be instantiated directly. Instead of '{self.__name__}()', use '{self.__name__}.remote()'."
@@ -71,6 +72,7 @@ class ActorClass:
         return f"<actor class {self.__qualname__}>"
 
 
+@passed_by_name
 class ActorHandle:
     """A handle to an actor: ``handle.method.remote(...)`` submits a call."""
 
@@ -85,7 +87,10 @@ class ActorHandle:
             raise AttributeError(
                 f"'ActorHandle' object has no attribute '{name}' ({self._actor.label} has no such method)"
             )
-        return ActorMethod(self._actor, name, dict(getattr(member, METHOD_OPTIONS_ATTRIBUTE, {})))
+        method = ActorMethod(self._actor, name, dict(getattr(member, METHOD_OPTIONS_ATTRIBUTE, {})))
+        # Kept, as Ray's handle keeps one per method: the next `handle.name` finds it without asking again.
+        self.__dict__[name] = method
+        return method
 
     def __repr__(self) -> str:
         return f"Actor({self._actor.cls.__name__}, {self._actor.label})"
@@ -93,8 +98,15 @@ class ActorHandle:
     def __copy__(self) -> ActorHandle:
         return self
 
-    def __deepcopy__(self, memo: dict) -> ActorHandle:
-        return self
+
+@dataclass(frozen=True)
+class _CallShape:
+    """What every call of one actor method shares: whether it streams, its refs, retries and concurrency group."""
+
+    streaming: bool
+    count: int
+    retries: int
+    group: str
 
 
 class ActorMethod:
@@ -102,6 +114,8 @@ class ActorMethod:
         self._actor = actor
         self._name = name
         self._options = opts.checked(options, opts.METHOD_OPTIONS, f"the actor method {name}")
+        # What its calls share, worked out at the first call (invalid options fail every call).
+        self._shape: _CallShape | None = None
 
     def options(self, **options: Any) -> ActorMethod:
         return ActorMethod(self._actor, self._name, {**self._options, **options})
@@ -109,15 +123,8 @@ class ActorMethod:
     def remote(self, *args: Any, **kwargs: Any) -> Any:
         actor = self._actor
         agent, runtime = controlled(f"{actor.label}.{self._name}.remote()")
-        streaming = is_streaming(self._options.get("num_returns"), getattr(actor.cls, self._name))
-        count = 1 if streaming else opts.num_returns(self._options.get("num_returns"))
-        retries = opts.retries(self._options.get("max_task_retries"), actor.max_task_retries)
-        group = self._options.get("concurrency_group") or ""
-        if group and group not in actor.groups:
-            raise ValueError(
-                f"{actor.label}.{self._name} names the concurrency group {group!r}, which the actor does not "
-                f"declare; its groups are {', '.join(sorted(g for g in actor.groups if g != DEFAULT_GROUP))}"
-            )
+        shape = self._shape or self._shape_of_calls()
+        streaming, count, retries, group = shape.streaming, shape.count, shape.retries, shape.group
         submitter = runtime.worker_of(agent)
         caller = submitter.caller
         if 0 <= actor.max_pending_calls <= actor.pending_calls(caller):
@@ -147,6 +154,20 @@ class ActorMethod:
         if self._options.get("num_returns") is None:
             return refs[0]
         return refs if refs else None
+
+    def _shape_of_calls(self) -> _CallShape:
+        actor = self._actor
+        streaming = is_streaming(self._options.get("num_returns"), getattr(actor.cls, self._name))
+        count = 1 if streaming else opts.num_returns(self._options.get("num_returns"))
+        retries = opts.retries(self._options.get("max_task_retries"), actor.max_task_retries)
+        group = self._options.get("concurrency_group") or ""
+        if group and group not in actor.groups:
+            raise ValueError(
+                f"{actor.label}.{self._name} names the concurrency group {group!r}, which the actor does not "
+                f"declare; its groups are {', '.join(sorted(g for g in actor.groups if g != DEFAULT_GROUP))}"
+            )
+        self._shape = _CallShape(streaming, count, retries, group)
+        return self._shape
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         raise TypeError(

@@ -28,9 +28,10 @@ from dnsse.frameworks.ray import errors as exceptions
 from dnsse.frameworks.ray import util
 from dnsse.frameworks.ray.actors import METHOD_OPTIONS_ATTRIBUTE, ActorClass, ActorHandle
 from dnsse.frameworks.ray.errors import GetTimeoutError
-from dnsse.frameworks.ray.refs import ObjectRef, copy_value, describe_pending
+from dnsse.frameworks.ray.refs import ObjectRef, describe_pending
 from dnsse.frameworks.ray.runtime import RayRuntime, controlled, current_runtime
 from dnsse.frameworks.ray.runtime_context import CANCELLATION, get_runtime_context
+from dnsse.frameworks.ray.serialization import copy_value
 from dnsse.frameworks.ray.tasks import RemoteFunction
 from dnsse.frameworks.threads.primitive import block_until
 

@@ -8,19 +8,23 @@ before its result is stored, which is where a retry makes a method run twice.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 
 from dnsse.engine.agent import ThreadAgent, Wait
 from dnsse.engine.operation import Access, Operation
 from dnsse.frameworks.ray.actor_state import DEAD, Call, crash_of
 from dnsse.frameworks.ray.coroutines import run_async_call
 from dnsse.frameworks.ray.errors import TaskCancelledError
-from dnsse.frameworks.ray.refs import copy_value, failed_dependency, resolve
+from dnsse.frameworks.ray.refs import failed_dependency, resolve
 from dnsse.frameworks.ray.results import store_error, store_value, task_error
 from dnsse.frameworks.ray.runtime import RayRuntime, Worker, WorkerCrash
+from dnsse.frameworks.ray.serialization import copy_value
 from dnsse.frameworks.ray.streaming import produce
 from dnsse.frameworks.threads.shared_state import traced
 
 _LOST = object()
+# What a call runs under when no other call of its actor may run at once.
+_UNTRACED = contextlib.nullcontext()
 
 
 def start_call(runtime: RayRuntime, call: Call) -> ThreadAgent:
@@ -54,7 +58,7 @@ def _run(runtime: RayRuntime, agent: ThreadAgent, call: Call) -> None:
             store_error(call.refs, call.lost_error())
             actor.finish(call)
             return
-        failed = failed_dependency(call.args, call.kwargs)
+        failed = failed_dependency(call.dependencies)
         if failed is not None:
             store_error(call.refs, failed)
             actor.finish(call)
@@ -86,7 +90,7 @@ def _attempt(runtime: RayRuntime, agent: ThreadAgent, call: Call) -> object:
         args, kwargs = resolve(copy_value(call.args), copy_value(call.kwargs))
         method = getattr(actor.instance, call.method)
         # Calls that may run at once share the instance: their reads and writes of it are scheduling points.
-        with traced(agent, runtime.plan if actor.parallel else None):
+        with traced(agent, runtime.plan) if actor.parallel else _UNTRACED:
             if actor.is_async:
                 value = run_async_call(runtime, agent, call, method, args, kwargs)
             else:

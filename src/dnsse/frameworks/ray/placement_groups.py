@@ -40,11 +40,14 @@ from dnsse.frameworks.ray.refs import ObjectRef
 from dnsse.frameworks.ray.resources import Cluster, render
 from dnsse.frameworks.ray.runtime import RayRuntime, Worker, controlled
 from dnsse.frameworks.ray.scheduling_strategies import PlacementGroupSchedulingStrategy
+from dnsse.frameworks.ray.serialization import passed_by_name
 from dnsse.frameworks.threads.primitive import block_until
 
 STRATEGIES = ("PACK", "SPREAD", "STRICT_PACK", "STRICT_SPREAD")
 
 
+# Shipped as its id, as Ray pickles a placement group.
+@passed_by_name
 class PlacementGroup:
     """``ray.util.placement_group(...)``'s handle: ``ready()``, ``wait()``, ``bundle_specs``."""
 
@@ -134,9 +137,6 @@ class PlacementGroup:
 
     def __copy__(self) -> PlacementGroup:
         return self
-
-    def __deepcopy__(self, memo: dict) -> PlacementGroup:
-        return self  # shipped as its id, as Ray pickles a placement group
 
 
 class BundlePlacement:

@@ -14,6 +14,7 @@ import queue
 from typing import Any, Iterable
 
 from dnsse.frameworks.ray import api
+from dnsse.frameworks.ray.serialization import passed_by_name
 
 __all__ = ["Empty", "Full", "Queue"]
 
@@ -79,6 +80,8 @@ class _QueueActor:
         return [self.queue.get_nowait() for _ in range(num_items)]
 
 
+# A handle to the queue actor: passed by name, as Ray pickles it.
+@passed_by_name
 class Queue:
     """``ray.util.queue.Queue(maxsize=0, actor_options=None)``."""
 
@@ -146,5 +149,3 @@ class Queue:
             api.kill(self.actor, no_restart=True)
         self.actor = None
 
-    def __deepcopy__(self, memo: dict) -> Queue:
-        return self  # a handle to the queue actor: passed by name, as Ray pickles it

@@ -9,17 +9,18 @@ handles inside values are passed as they are (they are names, not data).
 
 from __future__ import annotations
 
-import copy
 from asyncio import events
 from typing import Any, Callable, Generator
 
 from dnsse.engine.operation import Access, Operation
 from dnsse.frameworks.ray.errors import RayTaskError
+from dnsse.frameworks.ray.serialization import copy_value, passed_by_name
 from dnsse.frameworks.threads.event_loop import ControlledLoop
 
 _PENDING, _VALUE, _ERROR = 0, 1, 2
 
 
+@passed_by_name
 class ObjectRef:
     """A future value of the object store: ``ray.get(ref)``, ``await ref``, or a task argument."""
 
@@ -86,27 +87,17 @@ class ObjectRef:
     def __copy__(self) -> ObjectRef:
         return self
 
-    def __deepcopy__(self, memo: dict) -> ObjectRef:
-        return self
-
     def __reduce__(self) -> tuple:
         raise TypeError("an ObjectRef of a dnsse execution cannot be pickled; pass it to tasks and actors instead")
 
 
-def copy_value(value: Any) -> Any:
-    """A copy as serialization would make it; a value Ray could not send fails the same way."""
-    try:
-        return copy.deepcopy(value)
-    except Exception as error:  # noqa: BLE001 - any failure to copy is a failure to serialize
-        raise TypeError(
-            f"Could not serialize {type(value).__name__} for Ray: {error}. Ray copies arguments, "
-            "return values and put values between processes; pass data, not locks or open resources"
-        ) from error
-
 
 def top_level_refs(args: tuple, kwargs: dict) -> list[ObjectRef]:
     """Refs passed directly as arguments: Ray waits for them and passes their values."""
-    return [value for value in (*args, *kwargs.values()) if isinstance(value, ObjectRef)]
+    refs = [value for value in args if isinstance(value, ObjectRef)]
+    if kwargs:
+        refs.extend(value for value in kwargs.values() if isinstance(value, ObjectRef))
+    return refs
 
 
 def resolve(args: tuple, kwargs: dict) -> tuple[tuple, dict]:
@@ -116,9 +107,9 @@ def resolve(args: tuple, kwargs: dict) -> tuple[tuple, dict]:
     return resolved, resolved_kwargs
 
 
-def failed_dependency(args: tuple, kwargs: dict) -> BaseException | None:
-    """The error of the first failed argument ref: a task with one fails with it, unrun."""
-    for ref in top_level_refs(args, kwargs):
+def failed_dependency(dependencies: list[ObjectRef]) -> BaseException | None:
+    """The error of the first failed ref among a task's ``dependencies``: the task fails with it, unrun."""
+    for ref in dependencies:
         error = ref.error()
         if error is not None:
             return error

@@ -69,6 +69,8 @@ class Cluster:
         return sum(h.demand.get(name, 0.0) for h in self._holders.values() if h.holding)
 
     def fits(self, demand: dict[str, float]) -> bool:
+        if not self.total and not self.strict:
+            return True  # an undeclared cluster: as large as anything asks
         return all(self.used(name) + amount <= self.total[name] if name in self.total else not self.strict
                    for name, amount in demand.items())
 

@@ -84,8 +84,9 @@ def shipment_of(root: Callable | type, source_files: frozenset[str], program: Pr
     ``program`` names the driver's copies of the program's other modules.
     """
     program = program or ProgramModules()
-    codes = _codes_of(root, source_files)
-    module_globals = _globals_of(root, source_files)
+    functions = _script_functions_of(root, source_files)
+    codes = [function.__code__ for function in functions]
+    module_globals = functions[0].__globals__ if functions else None
     shipment = Shipment(root, module_globals if module_globals is not None else {}, source_files)
     if module_globals is None:
         return shipment
@@ -189,6 +190,8 @@ def _is_script_function(function: types.FunctionType, source_files: frozenset[st
 def _script_functions_of_class(cls: type, source_files: frozenset[str]) -> list[types.FunctionType]:
     functions = []
     for klass in cls.__mro__:
+        if klass is object:
+            continue  # nothing of the script's there, and a class's longest dict
         for member in vars(klass).values():
             function = _unwrap(member)
             if isinstance(function, types.FunctionType) and _is_script_function(function, source_files):
@@ -196,21 +199,13 @@ def _script_functions_of_class(cls: type, source_files: frozenset[str]) -> list[
     return functions
 
 
-def _codes_of(root: Any, source_files: frozenset[str]) -> list[types.CodeType]:
+def _script_functions_of(root: Any, source_files: frozenset[str]) -> list[types.FunctionType]:
+    """The script's functions that make ``root``: a class's methods, or the function itself; none for library code."""
     if isinstance(root, type):
-        return [function.__code__ for function in _script_functions_of_class(root, source_files)]
+        return _script_functions_of_class(root, source_files)
     if isinstance(root, types.FunctionType) and _is_script_function(root, source_files):
-        return [root.__code__]
+        return [root]
     return []
-
-
-def _globals_of(root: Any, source_files: frozenset[str]) -> dict | None:
-    if isinstance(root, type):
-        functions = _script_functions_of_class(root, source_files)
-        return functions[0].__globals__ if functions else None
-    if isinstance(root, types.FunctionType) and _is_script_function(root, source_files):
-        return root.__globals__
-    return None
 
 
 def _names(code: types.CodeType) -> list[str]:
@@ -267,13 +262,13 @@ def _rebind(function: types.FunctionType, namespace: dict) -> types.FunctionType
 def _worker_class(cls: type, namespace: dict, source_files: frozenset[str]) -> type:
     """A subclass of ``cls`` whose script methods see ``namespace``: the actor's own globals."""
     members: dict[str, Any] = {}
-    for klass in reversed(cls.__mro__):
+    for klass in reversed(cls.__mro__[:-1]):  # object, the last, has nothing of the script's
         for name, member in vars(klass).items():
             function = _unwrap(member)
             if isinstance(function, types.FunctionType) and _is_script_function(function, source_files):
                 rebound = _rebind(function, namespace)
                 members[name] = type(member)(rebound) if isinstance(member, _FUNCTION_WRAPPERS) else rebound
-            elif isinstance(member, property) and klass is not object:
+            elif isinstance(member, property):
                 parts = [_rebind(f, namespace) if isinstance(f, types.FunctionType) and _is_script_function(f, source_files)
                          else f for f in (member.fget, member.fset, member.fdel)]
                 members[name] = property(*parts, doc=member.__doc__)

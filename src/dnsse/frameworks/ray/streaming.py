@@ -19,6 +19,7 @@ from dnsse.engine.operation import Access, Operation
 from dnsse.frameworks.ray.coroutines import running_controlled_loop
 from dnsse.frameworks.ray.refs import ObjectRef
 from dnsse.frameworks.ray.runtime import RayRuntime, controlled
+from dnsse.frameworks.ray.serialization import passed_by_name
 from dnsse.frameworks.threads.primitive import block_until
 
 STREAMING = "streaming"
@@ -32,6 +33,7 @@ def is_streaming(num_returns: object, function: Callable) -> bool:
     return num_returns == STREAMING or (num_returns is None and inspect.isgeneratorfunction(function))
 
 
+@passed_by_name
 class ObjectRefGenerator:
     """What a streaming call returns: an iterator of ObjectRefs, one per yielded value."""
 
@@ -94,9 +96,6 @@ class ObjectRefGenerator:
 
     def _describe(self) -> str:
         return f"the next value of the streaming {self._completion.source}"
-
-    def __deepcopy__(self, memo: dict) -> ObjectRefGenerator:
-        return self  # a handle, passed by name
 
     def __repr__(self) -> str:
         return f"ObjectRefGenerator({self._completion.source})"

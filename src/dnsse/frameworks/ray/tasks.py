@@ -21,7 +21,6 @@ from dnsse.frameworks.ray.errors import TaskCancelledError, TaskPlacementGroupRe
 from dnsse.frameworks.ray.placement_groups import BundlePlacement, placement_of
 from dnsse.frameworks.ray.refs import (
     ObjectRef,
-    copy_value,
     describe_pending,
     failed_dependency,
     resolve,
@@ -30,10 +29,13 @@ from dnsse.frameworks.ray.refs import (
 from dnsse.frameworks.ray.results import store_error, store_value, task_error
 from dnsse.frameworks.ray.resources import demand_of
 from dnsse.frameworks.ray.runtime import RayRuntime, Worker, WorkerCrash, controlled, ready_refs
+from dnsse.frameworks.ray.serialization import copy_value, passed_by_name
 from dnsse.frameworks.ray.shipping import Shipment
 from dnsse.frameworks.ray.streaming import ObjectRefGenerator, is_streaming, produce
 
 
+# Shipped as a name, as Ray pickles a remote function's handle.
+@passed_by_name
 class RemoteFunction:
     """What ``@ray.remote`` makes of a function."""
 
@@ -50,6 +52,8 @@ class RemoteFunction:
         self.__module__ = getattr(function, "__module__", None)
         self.__doc__ = getattr(function, "__doc__", None)
         self.__wrapped__ = function
+        # Whether its calls stream, known at the first call (an invalid num_returns fails each call).
+        self._streaming: bool | None = None
 
     def options(self, **options: Any) -> RemoteFunction:
         if "max_calls" in options:
@@ -58,7 +62,9 @@ class RemoteFunction:
 
     def remote(self, *args: Any, **kwargs: Any) -> Any:
         agent, runtime = controlled(f"{self.__name__}.remote()")
-        streaming = is_streaming(self._options.get("num_returns"), self._function)
+        streaming = self._streaming
+        if streaming is None:
+            streaming = self._streaming = is_streaming(self._options.get("num_returns"), self._function)
         count = 1 if streaming else opts.num_returns(self._options.get("num_returns"))
         runtime.checkpoint(agent)
         number = runtime.next_work_number()
@@ -78,9 +84,6 @@ class RemoteFunction:
         if self._options.get("num_returns") is None:
             return refs[0]
         return refs if refs else None
-
-    def __deepcopy__(self, memo: dict) -> RemoteFunction:
-        return self  # shipped as a name, as Ray pickles a remote function's handle
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         raise TypeError(
@@ -131,7 +134,7 @@ class _TaskRun:
         for ref in refs:
             ref.canceller = self.cancel_from_program
         cluster = self.pool
-        dependencies = top_level_refs(args, kwargs)
+        dependencies = self.dependencies = top_level_refs(args, kwargs)
         agent.pending = Operation(
             "task.start", tuple((ref.object_name, Access.READ) for ref in dependencies), label
         )
@@ -142,10 +145,17 @@ class _TaskRun:
                 return f"the arguments of {label}: {describe_pending(dependencies)}"
             return cluster.why_not(self.demand)
 
-        agent.waiting = Wait(
-            lambda: self.cancelled or self.evicted or (arguments_ready() and cluster.fits(self.demand)), why_waiting
-        )
+        agent.waiting = Wait(self._may_start, why_waiting)
         self.agent = agent
+
+    def _may_start(self) -> bool:
+        """Asked at every step while the task waits: its arguments are ready and its resources free."""
+        if self.cancelled or self.evicted:
+            return True  # to end at once
+        for ref in self.dependencies:
+            if not ref.ready:
+                return False
+        return self.pool.fits(self.demand)
 
     def cancel_from_program(self, force: bool, recursive: bool) -> None:
         if recursive:
@@ -202,7 +212,7 @@ class _TaskRun:
                 f"The placement group corresponding to this task has been removed ({self.label} never started)"
             ))
             return
-        failed = failed_dependency(self.args, self.kwargs)
+        failed = failed_dependency(self.dependencies)
         if failed is not None:
             store_error(self.refs, failed)
             return
