@@ -25,6 +25,7 @@ from dnsse.engine.greenlet_host import GreenletHost, agents_share_a_thread
 from dnsse.engine.inconclusive import Inconclusive
 from dnsse.engine.location import frame_location, source_line
 from dnsse.engine.object_names import ObjectNames
+from dnsse.engine.untraced import gettrace, settrace
 from dnsse.engine.operation import Access, Operation, expiry_of
 from dnsse.engine.running import ExecutionAborted, current_agent
 from dnsse.errors import NotUnderControl
@@ -129,7 +130,16 @@ class Execution:
             return  # a library import runs in one piece (see dnsse.engine.imports)
         agent.pending = operation
         agent.frame = sys._getframe(1)
-        self._switch(agent)
+        # The scheduler has nothing to trace: a thread's tracer would slow all of it (dnsse.engine.untraced).
+        trace = gettrace()
+        if trace is None:
+            self._switch(agent)
+            return
+        settrace(None)
+        try:
+            self._switch(agent)
+        finally:
+            settrace(trace)
 
     def block(self, agent: ThreadAgent, wait: Wait, operation: Operation) -> bool:
         """Park ``agent`` until ``wait`` is ready; ``False`` when a timed wait expired.
@@ -146,7 +156,15 @@ class Execution:
             wait.expiry = expiry_of(operation, wait.timeout)
         agent.waiting = wait
         agent.frame = sys._getframe(1)
-        self._switch(agent)
+        trace = gettrace()
+        if trace is None:
+            self._switch(agent)
+        else:
+            settrace(None)
+            try:
+                self._switch(agent)
+            finally:
+                settrace(trace)
         return not wait.timed_out
 
     def touch(self, objects: tuple[tuple[str, Access], ...]) -> None:

@@ -17,6 +17,7 @@ import time
 
 from dnsse.engine.execution import current_agent
 from dnsse.engine.operation import CLOCK, Access, Operation
+from dnsse.engine.untraced import untraced
 from dnsse.frameworks.threads.runtime import MONOTONIC_BASE, WALL_CLOCK_BASE, runtime_for
 
 real_sleep = time.sleep
@@ -30,6 +31,7 @@ real_time_ns = time.time_ns
 _CLOCK = ((CLOCK, Access.WRITE),)
 
 
+@untraced
 def sleep(seconds: float) -> None:
     agent = current_agent()
     if agent is None:
@@ -42,6 +44,7 @@ def sleep(seconds: float) -> None:
     runtime.advance_to(runtime.elapsed + seconds)
 
 
+@untraced
 def _elapsed() -> float | None:
     agent = current_agent()
     if agent is None:

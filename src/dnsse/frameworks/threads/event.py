@@ -4,28 +4,34 @@ from __future__ import annotations
 
 from dnsse.engine.execution import current_agent
 from dnsse.engine.operation import Access
+from dnsse.engine.untraced import untraced_method
 from dnsse.frameworks.threads.primitive import Primitive, block_until
 
 
 class Event(Primitive):
     kind = "Event"
 
+    @untraced_method
     def __init__(self) -> None:
         super().__init__()
         self._flag = False
 
+    @untraced_method
     def is_set(self) -> bool:
         agent = current_agent()
         if agent is not None:
             self._point(agent, "event.is_set", Access.READ)
         return self._flag
 
+    @untraced_method
     def set(self) -> None:
         self._change(True)
 
+    @untraced_method
     def clear(self) -> None:
         self._change(False)
 
+    @untraced_method
     def wait(self, timeout: float | None = None) -> bool:
         agent = current_agent()
         if agent is None:

@@ -11,6 +11,7 @@ from typing import Any
 
 from dnsse.engine.execution import current_agent
 from dnsse.engine.operation import Access
+from dnsse.engine.untraced import untraced_method
 from dnsse.frameworks.threads.primitive import Primitive, holder_name, owner_identity
 
 
@@ -34,9 +35,11 @@ class _HeldLock(Primitive):
     def release(self) -> None:
         raise NotImplementedError
 
+    @untraced_method
     def __enter__(self) -> bool:
         return self.acquire()
 
+    @untraced_method
     def __exit__(self, *exc: object) -> None:
         self.release()
 
@@ -52,11 +55,13 @@ class _HeldLock(Primitive):
 class Lock(_HeldLock):
     kind = "Lock"
 
+    @untraced_method
     def __init__(self) -> None:
         super().__init__()
         self._locked = False
         self._holder: str | None = None
 
+    @untraced_method
     def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
         limit = lock_timeout(blocking, timeout)
         me = holder_name()
@@ -73,6 +78,7 @@ class Lock(_HeldLock):
             self._emit("lock.acquire")
         return took
 
+    @untraced_method
     def release(self) -> None:
         agent = current_agent()
         if agent is None:
@@ -82,6 +88,7 @@ class Lock(_HeldLock):
         self._change_at_point(agent, "lock.release", self._unlock, Access.RELEASE)
         self._emit("lock.release")
 
+    @untraced_method
     def locked(self) -> bool:
         agent = current_agent()
         if agent is not None:
@@ -126,12 +133,14 @@ class RLock(_HeldLock):
 
     kind = "RLock"
 
+    @untraced_method
     def __init__(self) -> None:
         super().__init__()
         self._owner: object = None
         self._count = 0
         self._holder: str | None = None
 
+    @untraced_method
     def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
         limit = lock_timeout(blocking, timeout)
         me = owner_identity()
@@ -153,6 +162,7 @@ class RLock(_HeldLock):
             self._emit("lock.acquire")
         return took
 
+    @untraced_method
     def release(self) -> None:
         me = owner_identity()
         if self._owner != me:

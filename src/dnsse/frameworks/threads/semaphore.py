@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dnsse.engine.execution import current_agent
+from dnsse.engine.untraced import untraced_method
 from dnsse.frameworks.threads.primitive import Primitive
 
 
@@ -15,6 +16,7 @@ class Semaphore(Primitive):
         super().__init__()
         self._value = value
 
+    @untraced_method
     def acquire(self, blocking: bool = True, timeout: float | None = None) -> bool:
         if not blocking and timeout is not None:
             raise ValueError("can't specify timeout for non-blocking acquire")
@@ -29,6 +31,7 @@ class Semaphore(Primitive):
 
     __enter__ = acquire
 
+    @untraced_method
     def release(self, n: int = 1) -> None:
         if n < 1:
             raise ValueError("n must be one or more")
@@ -39,6 +42,7 @@ class Semaphore(Primitive):
             return
         self._change_at_point(agent, "semaphore.release", lambda: self._add(n))
 
+    @untraced_method
     def __exit__(self, *exc: object) -> None:
         self.release()
 

@@ -20,6 +20,7 @@ from typing import Any, Callable
 from dnsse.engine.agent import ThreadAgent
 from dnsse.engine.execution import current_agent
 from dnsse.engine.operation import Access, Operation
+from dnsse.engine.untraced import untraced
 from dnsse.frameworks.threads import clock
 from dnsse.frameworks.threads.event import Event
 from dnsse.frameworks.threads.inheritance import captured
@@ -41,6 +42,7 @@ _POLL_SECONDS = 0.001
 class Thread:
     """Stands for ``threading.Thread``: same constructor, subclassing with ``run()``, same API."""
 
+    @untraced
     def __init__(
         self,
         group: None = None,
@@ -70,6 +72,7 @@ class Thread:
         self._agent: ThreadAgent | None = None
         self._real: threading.Thread | None = None
 
+    @untraced
     def start(self) -> None:
         if self._started:
             raise RuntimeError("threads can only be started once")
@@ -117,6 +120,7 @@ class Thread:
         finally:
             del self._target, self._args, self._kwargs
 
+    @untraced
     def join(self, timeout: float | None = None) -> None:
         if not self._started:
             raise RuntimeError("cannot join thread before it is started")
@@ -153,6 +157,7 @@ class Thread:
         while not (child.done or execution.aborted) and (deadline is None or clock.real_monotonic() < deadline):
             clock.real_sleep(_POLL_SECONDS)
 
+    @untraced
     def is_alive(self) -> bool:
         if self._real is not None:
             return self._real.is_alive()
@@ -254,6 +259,7 @@ class Timer(Thread):
         self.finished.set()
 
 
+@untraced
 def current_thread() -> Thread | threading.Thread:
     agent = current_agent()
     if agent is None:
@@ -261,6 +267,7 @@ def current_thread() -> Thread | threading.Thread:
     return runtime_for(agent.execution).handle_of(agent)
 
 
+@untraced
 def main_thread() -> Thread | threading.Thread:
     agent = current_agent()
     if agent is None:
@@ -269,6 +276,7 @@ def main_thread() -> Thread | threading.Thread:
     return runtime_for(execution).handle_of(execution.thread_agents()[0])
 
 
+@untraced
 def enumerate() -> list[Thread] | list[threading.Thread]:  # noqa: A001 - the name threading uses
     agent = current_agent()
     if agent is None:
@@ -282,6 +290,7 @@ def active_count() -> int:
     return len(enumerate())
 
 
+@untraced
 def get_ident() -> int:
     agent = current_agent()
     if agent is None:
@@ -291,6 +300,7 @@ def get_ident() -> int:
     return ident
 
 
+@untraced
 def get_native_id() -> int:
     agent = current_agent()
     if agent is None:
