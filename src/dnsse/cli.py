@@ -162,11 +162,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     as_command = argv is None
     argv = list(sys.argv[1:] if argv is None else argv)
     arguments = _parser().parse_args(argv)
+    supervising = supervised_directory() is None and arguments.command in ("check", "replay")
     if as_command:
-        # Run as a command (not called from Python): a fixed hash seed before any work.
-        _run_under_fixed_hash_seed(arguments)
+        # Run as a command (not called from Python): a fixed hash seed before any work; the
+        # process that only supervises hands it down to the child that runs the program.
+        _run_under_fixed_hash_seed(arguments, hand_down=supervising)
     try:
-        if supervised_directory() is None and arguments.command in ("check", "replay"):
+        if supervising:
             # This process only watches: the target runs in a child that may die (dnsse.search.supervisor).
             from dnsse.supervised import supervise_check, supervise_replay
 
@@ -214,9 +216,12 @@ def internal_error_message(error: BaseException, debug: bool) -> str:
     )
 
 
-def _run_under_fixed_hash_seed(arguments: argparse.Namespace) -> None:
-    """Re-execute under the campaign's hash seed, or the one the replayed trace was recorded under."""
-    from dnsse.engine.hash_seed import campaign_hash_seed, run_under_hash_seed
+def _run_under_fixed_hash_seed(arguments: argparse.Namespace, hand_down: bool = False) -> None:
+    """Re-execute under the campaign's hash seed, or the one the replayed trace was recorded under.
+
+    ``hand_down``: set it for the child processes instead, without re-executing this one.
+    """
+    from dnsse.engine.hash_seed import campaign_hash_seed, hand_down_hash_seed, run_under_hash_seed
 
     seed: int | None = campaign_hash_seed()
     if arguments.command == "replay":
@@ -224,7 +229,7 @@ def _run_under_fixed_hash_seed(arguments: argparse.Namespace) -> None:
 
         seed = recorded_hash_seed(arguments.trace)
     if seed is not None:
-        run_under_hash_seed(seed)
+        (hand_down_hash_seed if hand_down else run_under_hash_seed)(seed)
 
 
 def _validate(arguments: argparse.Namespace) -> None:

@@ -6,7 +6,10 @@ order of a set would take a different path on every run of the same choices,
 so a campaign runs under a fixed seed (the one the user set, or
 :data:`DEFAULT_HASH_SEED`), records it in every trace, and ``replay``
 re-executes itself under the trace's seed. Re-executing is one ``execve`` of
-the same command line before anything heavy is imported.
+the same command line before anything heavy is imported. A process that
+only supervises the one that runs the program needs no fixed seed itself: it
+hands the seed down to its child instead (:func:`hand_down_hash_seed`), which
+saves the start of one Python.
 """
 
 from __future__ import annotations
@@ -52,3 +55,8 @@ def run_under_hash_seed(seed: int) -> None:
     sys.stdout.flush()
     sys.stderr.flush()
     os.execve(sys.executable, [sys.executable, *sys.orig_argv[1:]], environment)
+
+
+def hand_down_hash_seed(seed: int) -> None:
+    """Let the processes this one starts run under ``seed``; this one keeps the seed it has."""
+    os.environ[_VARIABLE] = str(seed)
