@@ -45,6 +45,7 @@ from dnsse.frameworks.ray import options as opts
 from dnsse.frameworks.ray.errors import ActorDiedError, ActorUnschedulableError, RayActorError, RayError
 from dnsse.frameworks.ray.refs import (
     ObjectRef,
+    all_ready,
     describe_pending,
     failed_dependency,
     resolve,
@@ -166,14 +167,15 @@ class Actor:
         dependencies = self.dependencies
         agent.pending = Operation("actor.create", ((self.object_name, Access.SYNC),), label)
         cluster = self.pool
+        arguments_ready = all_ready(dependencies)
 
         def why_waiting() -> str:
-            if not all(ref.ready for ref in dependencies):
+            if not arguments_ready():
                 return f"the arguments of {label}: {describe_pending(dependencies)}"
             return cluster.why_not(self.creation_demand)
 
         agent.waiting = Wait(
-            lambda: self.state == DEAD or (all(ref.ready for ref in dependencies) and cluster.fits(self.creation_demand)),
+            lambda: self.state == DEAD or (arguments_ready() and cluster.fits(self.creation_demand)),
             why_waiting,
         )
 
@@ -190,7 +192,7 @@ class Actor:
         try:
             if failed is not None:
                 raise failed
-            args, kwargs = resolve(copy_value(self.args), copy_value(self.kwargs))
+            args, kwargs = resolve(copy_value(self.args), copy_value(self.kwargs), self.dependencies)
             instance = self.process.load(self.shipment, self.runtime.workers.program)(*args, **kwargs)
         except Exception as error:  # noqa: BLE001 - a failed constructor kills the actor, as in Ray
             cause = task_error(f"{self.cls.__qualname__}.__init__", error, execution.source_files, self.process.label)
@@ -237,7 +239,10 @@ class Actor:
         return f"{head.label}, submitted earlier by the same caller, to run first"
 
     def _group_has_room(self, call: Call) -> bool:
-        return sum(1 for running in self.running if running.group == call.group) < self.groups[call.group]
+        running = self.running
+        if len(self.groups) == 1:
+            return len(running) < self.max_concurrency  # the default group is the only one: every call is in it
+        return sum(1 for other in running if other.group == call.group) < self.groups[call.group]
 
     def pending_calls(self, caller: str) -> int:
         """Calls of ``caller`` submitted and not finished: what ``max_pending_calls`` limits."""

@@ -28,7 +28,7 @@ from dnsse.frameworks.ray import errors as exceptions
 from dnsse.frameworks.ray import util
 from dnsse.frameworks.ray.actors import METHOD_OPTIONS_ATTRIBUTE, ActorClass, ActorHandle
 from dnsse.frameworks.ray.errors import GetTimeoutError
-from dnsse.frameworks.ray.refs import ObjectRef, describe_pending
+from dnsse.frameworks.ray.refs import ObjectRef, all_ready, describe_pending
 from dnsse.frameworks.ray.runtime import RayRuntime, controlled, current_runtime
 from dnsse.frameworks.ray.runtime_context import CANCELLATION, get_runtime_context
 from dnsse.frameworks.ray.serialization import copy_value
@@ -121,7 +121,7 @@ def get(object_refs: Any, *, timeout: float | None = None) -> Any:
     runtime.checkpoint(agent)
     operation = Operation("ray.get", tuple((ref.object_name, Access.READ) for ref in refs),
                           ", ".join(ref.label() for ref in refs))
-    arrived = _wait_until(agent, runtime, operation, lambda: all(ref.ready for ref in refs),
+    arrived = _wait_until(agent, runtime, operation, all_ready(refs),
                           lambda: f"ray.get of {describe_pending(refs)}", timeout)
     runtime.checkpoint(agent, faults=False)
     if not arrived:

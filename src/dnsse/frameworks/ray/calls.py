@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 
 from dnsse.engine.agent import ThreadAgent, Wait
 from dnsse.engine.operation import Access, Operation
@@ -36,13 +37,16 @@ def start_call(runtime: RayRuntime, call: Call) -> ThreadAgent:
     for ref in call.refs:
         ref.canceller = call.cancel
     agent.pending = _start_operation(call)
-    agent.waiting = Wait(lambda: actor.may_start(call), lambda: actor.why_waiting(call))
+    # Partials, not lambdas: the scheduler tests the start rule at every step while the call waits.
+    agent.waiting = Wait(functools.partial(actor.may_start, call), functools.partial(actor.why_waiting, call))
     return agent
 
 
 def _start_operation(call: Call) -> Operation:
-    reads = tuple((ref.object_name, Access.READ) for ref in call.dependencies)
-    return Operation("actor.call", ((call.actor.object_name, Access.SYNC), *reads), call.label)
+    touched = ((call.actor.object_name, Access.SYNC),)
+    if call.dependencies:
+        touched += tuple([(ref.object_name, Access.READ) for ref in call.dependencies])
+    return Operation("actor.call", touched, call.label)
 
 
 def _run(runtime: RayRuntime, agent: ThreadAgent, call: Call) -> None:
@@ -72,8 +76,8 @@ def _run(runtime: RayRuntime, agent: ThreadAgent, call: Call) -> None:
                 if call.retries_left > 0:
                     call.retries_left -= 1
                 execution.emit(agent, "actor.call.retry", fields)
-                execution.block(agent, Wait(lambda: actor.may_start(call), lambda: actor.why_waiting(call)),
-                                _start_operation(call))
+                execution.block(agent, Wait(functools.partial(actor.may_start, call),
+                                            functools.partial(actor.why_waiting, call)), _start_operation(call))
                 continue
             store_error(call.refs, call.lost_error())
         actor.finish(call)
@@ -87,7 +91,7 @@ def _attempt(runtime: RayRuntime, agent: ThreadAgent, call: Call) -> object:
     execution = runtime.execution
     try:
         runtime.checkpoint(agent)
-        args, kwargs = resolve(copy_value(call.args), copy_value(call.kwargs))
+        args, kwargs = resolve(copy_value(call.args), copy_value(call.kwargs), call.dependencies)
         method = getattr(actor.instance, call.method)
         # Calls that may run at once share the instance: their reads and writes of it are scheduling points.
         with traced(agent, runtime.plan) if actor.parallel else _UNTRACED:

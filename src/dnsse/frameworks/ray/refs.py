@@ -24,10 +24,12 @@ _PENDING, _VALUE, _ERROR = 0, 1, 2
 class ObjectRef:
     """A future value of the object store: ``ray.get(ref)``, ``await ref``, or a task argument."""
 
-    __slots__ = ("number", "source", "canceller", "_state", "_value", "__weakref__")
+    __slots__ = ("number", "source", "object_name", "canceller", "_state", "_value", "__weakref__")
 
     def __init__(self, number: int, source: str) -> None:
         self.number = number
+        # The name of this ref in operations: what a step touches (named at every step that reads it).
+        self.object_name = f"ref:{number}"
         # What fills it, for people: "Counter#1.add#4", "f#2", "ray.put".
         self.source = source
         # What ``ray.cancel(ref, force=..., recursive=...)`` does to the work that fills it.
@@ -38,11 +40,6 @@ class ObjectRef:
     @property
     def ready(self) -> bool:
         return self._state != _PENDING
-
-    @property
-    def object_name(self) -> str:
-        """The name of this ref in operations: what a step touches."""
-        return f"ref:{self.number}"
 
     def label(self) -> str:
         return f"ObjectRef#{self.number} ({self.source})"
@@ -92,6 +89,24 @@ class ObjectRef:
 
 
 
+def all_ready(refs: list[ObjectRef]) -> Callable[[], bool]:
+    """A test that every ref of ``refs`` is ready, for a wait that the scheduler tests at every step.
+
+    A ref once filled stays filled, so each test looks only at the refs not
+    seen ready yet: a get of many refs costs one look per step, not one per ref.
+    """
+    pending = refs[::-1]
+
+    def ready() -> bool:
+        while pending:
+            if pending[-1]._state == _PENDING:
+                return False
+            pending.pop()
+        return True
+
+    return ready
+
+
 def top_level_refs(args: tuple, kwargs: dict) -> list[ObjectRef]:
     """Refs passed directly as arguments: Ray waits for them and passes their values."""
     refs = [value for value in args if isinstance(value, ObjectRef)]
@@ -100,8 +115,10 @@ def top_level_refs(args: tuple, kwargs: dict) -> list[ObjectRef]:
     return refs
 
 
-def resolve(args: tuple, kwargs: dict) -> tuple[tuple, dict]:
-    """Replace top-level refs by their values; a failed dependency raises its error."""
+def resolve(args: tuple, kwargs: dict, dependencies: list[ObjectRef]) -> tuple[tuple, dict]:
+    """Replace the top-level refs (``dependencies``) by their values; a failed dependency raises its error."""
+    if not dependencies:
+        return args, kwargs
     resolved = tuple(value.fetch() if isinstance(value, ObjectRef) else value for value in args)
     resolved_kwargs = {k: v.fetch() if isinstance(v, ObjectRef) else v for k, v in kwargs.items()}
     return resolved, resolved_kwargs

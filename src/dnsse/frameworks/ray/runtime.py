@@ -28,7 +28,6 @@ from dnsse.frameworks.ray.shipping import Shipment, shipment_of
 if TYPE_CHECKING:
     from dnsse.engine.siblings import SiblingModules
     from dnsse.frameworks.ray.actors import Actor, Call
-    from dnsse.frameworks.ray.refs import ObjectRef
     from dnsse.frameworks.threads.shared_state import SharedStatePlan
 
 MAX_FAULTS = 1
@@ -129,7 +128,9 @@ class RayRuntime:
         Points right after a wait pass ``faults=False``: a crash there is the
         same as one at the next point, and would only double the choices.
         """
-        worker = self.worker_of(agent)
+        worker = agent.handle
+        if not isinstance(worker, Worker):
+            worker = self.driver
         if worker.call is not None and worker.call.orphaned():
             raise WorkerCrash()
         if worker.interrupt is not None:
@@ -174,6 +175,3 @@ def current_worker() -> Worker | None:
     runtime = agent.execution.framework_state.get("ray")
     return runtime.worker_of(agent) if runtime is not None else None
 
-
-def ready_refs(refs: list[ObjectRef]) -> Callable[[], bool]:
-    return lambda: all(ref.ready for ref in refs)

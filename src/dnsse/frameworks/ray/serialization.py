@@ -49,6 +49,12 @@ def copy_value(value: Any) -> Any:
         return value
     if cls is dict and not value:
         return {}  # no keyword arguments: the commonest value of all
+    if cls is tuple:
+        for item in value:
+            if type(item) not in _AS_IS:
+                break
+        else:
+            return value  # positional arguments of plain values: their own copy
     try:
         return _copy(value, {})
     except Exception as error:  # noqa: BLE001 - any failure to copy is a failure to serialize

@@ -21,6 +21,7 @@ from dnsse.frameworks.ray.errors import TaskCancelledError, TaskPlacementGroupRe
 from dnsse.frameworks.ray.placement_groups import BundlePlacement, placement_of
 from dnsse.frameworks.ray.refs import (
     ObjectRef,
+    all_ready,
     describe_pending,
     failed_dependency,
     resolve,
@@ -28,7 +29,7 @@ from dnsse.frameworks.ray.refs import (
 )
 from dnsse.frameworks.ray.results import store_error, store_value, task_error
 from dnsse.frameworks.ray.resources import demand_of
-from dnsse.frameworks.ray.runtime import RayRuntime, Worker, WorkerCrash, controlled, ready_refs
+from dnsse.frameworks.ray.runtime import RayRuntime, Worker, WorkerCrash, controlled
 from dnsse.frameworks.ray.serialization import copy_value, passed_by_name
 from dnsse.frameworks.ray.shipping import Shipment
 from dnsse.frameworks.ray.streaming import ObjectRefGenerator, is_streaming, produce
@@ -138,7 +139,7 @@ class _TaskRun:
         agent.pending = Operation(
             "task.start", tuple((ref.object_name, Access.READ) for ref in dependencies), label
         )
-        arguments_ready = ready_refs(dependencies)
+        arguments_ready = all_ready(dependencies)
 
         def why_waiting() -> str:
             if not arguments_ready():
@@ -229,7 +230,7 @@ class _TaskRun:
         process = runtime.workers.lease(self.shipment)
         died = False
         try:
-            args, kwargs = resolve(self.args, self.kwargs)
+            args, kwargs = resolve(self.args, self.kwargs, self.dependencies)
             value = process.load(self.shipment, runtime.workers.program)(*args, **kwargs)
             if self.stream is not None:
                 value = produce(runtime, agent, self.stream, value)
