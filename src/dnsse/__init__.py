@@ -1,6 +1,21 @@
 """dnsse: find concurrency bugs in distributed AI programs by controlled, searched execution."""
 
-from dnsse.api import Range, TensorSpec, emit, test
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from dnsse.api import Range, TensorSpec, emit, test
 
 __version__ = "0.1.0"
 __all__ = ["Range", "TensorSpec", "emit", "test", "__version__"]
+
+
+def __getattr__(name: str) -> Any:
+    # Loaded on first use: every ``dnsse.*`` module imports this package first, and the API
+    # pulls in the engine, which a process that only supervises (``dnsse check``) never needs.
+    if name in ("Range", "TensorSpec", "emit", "test"):
+        import dnsse.api
+
+        return getattr(dnsse.api, name)
+    raise AttributeError(f"module 'dnsse' has no attribute {name!r}")

@@ -20,14 +20,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterator, Sequence
 
 from dnsse.advisor.options import add_advisor_options, model_settings
-from dnsse.engine.execution import Limits
+from dnsse.engine.limits import Limits
 from dnsse.engine.flight import install_recorder, recorder_capacity, supervised_directory
 from dnsse.engine.memory import default_memory_limit, parse_memory_limit
 from dnsse.errors import BadInput, NotUnderControl
 from dnsse.report.options import add_output_options, add_report_command
-from dnsse.search.control import CampaignControl, RestartNeeded
 from dnsse.search.resume import load_state, state_path
-from dnsse.search.supervisor import FAULT_FILE, RESTART, mark_ended
+from dnsse.search.supervisor import FAULT_FILE, RESTART, RestartNeeded, mark_ended
 from dnsse.search.registry import BUILT, DEFAULT, PLANNED
 from dnsse.validation import (
     MAX_BUDGET,
@@ -47,6 +46,7 @@ from dnsse.validation import (
 
 if TYPE_CHECKING:
     from dnsse.search.campaign import CampaignResult
+    from dnsse.search.control import CampaignControl
 
 EXIT_CLEAN, EXIT_BUG, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143
@@ -266,6 +266,7 @@ def _validate(arguments: argparse.Namespace) -> None:
 def _check(arguments: argparse.Namespace) -> int:
     from dnsse.report.console import CheckConsole
     from dnsse.search.campaign import CampaignConfig, run_campaign
+    from dnsse.search.control import CampaignControl
 
     _validate(arguments)
     config = CampaignConfig(

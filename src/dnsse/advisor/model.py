@@ -17,7 +17,6 @@ error texts are scrubbed of it before anyone sees them.
 from __future__ import annotations
 
 import _thread
-import dataclasses
 import json
 import os
 import time
@@ -28,58 +27,20 @@ from typing import Callable
 from dnsse.advisor.cache import AnswerCache, request_key
 from dnsse.advisor.hints import Hint, parse_hints
 from dnsse.advisor.prompt import build_messages
+from dnsse.advisor.settings import (  # noqa: F401 - the settings are named from here too
+    KEY_VARIABLES,
+    ModelSettings,
+    model_settings_from_json,
+    model_settings_json,
+    validate_limits,
+)
 from dnsse.advisor.stats import AdvisorStats
 from dnsse.advisor.summary import RunSummary
 from dnsse.errors import BadInput
 
-KEY_VARIABLES = ("DNSSE_LLM_API_KEY", "OPENAI_API_KEY")
 FAILURES_BEFORE_GIVING_UP = 2
 # Bound read before the campaign's clocks are replaced: latency is real time.
 _real_clock = time.perf_counter
-
-
-@dataclass(frozen=True)
-class ModelSettings:
-    base_url: str
-    model: str
-    timeout_s: float = 30.0
-    max_calls: int = 20
-    concurrency: int = 2
-    # Ask again once this many more executions have run since the last request.
-    every_executions: int = 50
-    cache_dir: Path = Path(".dnsse/llm-cache")
-
-    def validate(self) -> None:
-        if not self.base_url.startswith(("http://", "https://")):
-            raise BadInput(f"--llm-base-url must be an http:// or https:// URL, got {self.base_url!r}")
-        if not self.model.strip():
-            raise BadInput("--llm-model must name the model to ask (for example --llm-model llama3)")
-        validate_limits(self.timeout_s, self.max_calls, self.concurrency)
-
-
-def validate_limits(timeout_s: float, max_calls: int, concurrency: int) -> None:
-    """BadInput naming the option when a limit is out of range (NaN included)."""
-    if not 0 < timeout_s <= 600:
-        raise BadInput(f"--llm-timeout must be between 0 and 600 seconds, got {timeout_s}")
-    if not 0 <= max_calls <= 10_000:
-        raise BadInput(f"--llm-calls must be between 0 and 10000, got {max_calls}")
-    if not 1 <= concurrency <= 16:
-        raise BadInput(f"--llm-concurrency must be between 1 and 16, got {concurrency}")
-
-
-def model_settings_json(settings: ModelSettings | None) -> dict | None:
-    """The settings as JSON, for a worker process (the key is not part of them: workers read the environment)."""
-    if settings is None:
-        return None
-    record = dataclasses.asdict(settings)
-    record["cache_dir"] = str(Path(settings.cache_dir).resolve())
-    return record
-
-
-def model_settings_from_json(record: dict | None) -> ModelSettings | None:
-    if record is None:
-        return None
-    return ModelSettings(**{**record, "cache_dir": Path(record["cache_dir"])})
 
 
 @dataclass

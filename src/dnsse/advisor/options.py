@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from dnsse.advisor.model import KEY_VARIABLES, ModelSettings, validate_limits
+from dnsse.advisor.settings import KEY_VARIABLES, ModelSettings, validate_limits
 from dnsse.errors import BadInput
 
 

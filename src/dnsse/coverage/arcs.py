@@ -25,9 +25,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
-from coverage.config import DEFAULT_EXCLUDE, DEFAULT_PARTIAL, DEFAULT_PARTIAL_ALWAYS
-from coverage.misc import join_regex
-from coverage.parser import PythonParser
 
 TraceFunction = Callable[[types.FrameType, str, object], object]
 Arc = tuple[int, int]
@@ -165,6 +162,11 @@ def _normalize(executed: Iterable[Arc], possible: set[Arc], translate: Callable[
 
 @functools.lru_cache(maxsize=64)
 def _static_analysis(path: str, mtime_ns: int) -> tuple[set[Arc], dict[int, int], set[int], Callable[[Iterable[Arc]], set[Arc]]]:
+    # coverage.py only once a coverage figure is wanted: importing it costs a campaign without one ~50 ms.
+    from coverage.config import DEFAULT_EXCLUDE, DEFAULT_PARTIAL, DEFAULT_PARTIAL_ALWAYS
+    from coverage.misc import join_regex
+    from coverage.parser import PythonParser
+
     parser = PythonParser(filename=path, exclude=join_regex(DEFAULT_EXCLUDE))
     parser.parse_source()
     no_branch = parser.lines_matching(join_regex(DEFAULT_PARTIAL + DEFAULT_PARTIAL_ALWAYS))

@@ -23,19 +23,13 @@ from dnsse.engine.choices import Chooser, Chosen, RecordingChooser, TraceDiverge
 from dnsse.engine.determinism import DeterminismCheck, Expected
 from dnsse.engine.greenlet_host import GreenletHost, agents_share_a_thread
 from dnsse.engine.inconclusive import Inconclusive
+from dnsse.engine.limits import Limits
 from dnsse.engine.location import frame_location, source_line
 from dnsse.engine.object_names import ObjectNames
 from dnsse.engine.untraced import gettrace, settrace
 from dnsse.engine.operation import Access, Operation, expiry_of
 from dnsse.engine.running import ExecutionAborted, current_agent
 from dnsse.errors import NotUnderControl
-
-
-@dataclass(frozen=True)
-class Limits:
-    max_steps: int = 200_000
-    max_seconds: float = 20.0
-    unwind_seconds: float = 2.0
 
 
 @dataclass

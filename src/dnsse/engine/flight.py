@@ -179,6 +179,8 @@ def read_flight_record(path: Path) -> FlightRecord | None:
 # the directory it shares with it (the record, the fault log, the trace template).
 SUPERVISED_ENV = "DNSSE_SUPERVISED_DIR"
 RECORD_FILE = "flight"
+# The trace of a crash, less its choices and bug, written by the supervised process.
+TEMPLATE_FILE = "trace-template.json"
 _active: FlightRecorder | None = None
 
 

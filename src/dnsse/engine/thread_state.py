@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import ctypes
 import sys
-from asyncio import events
 from typing import Callable
 
 # CPython 3.11's PyThreadState: prev, next, interp (3 pointers), then the ints
@@ -49,8 +48,6 @@ def _the_thread_dict() -> dict:
 
 # Where asyncio's C module keeps the running loop in the thread-state dictionary.
 _LOOP_KEY = "__asyncio_running_event_loop__"
-_get_running_loop = events._get_running_loop
-_set_running_loop = events._set_running_loop
 _gettrace = sys.gettrace
 _settrace = sys.settrace
 _setprofile = sys.setprofile
@@ -90,7 +87,7 @@ class ThreadState:
         _setprofile(None)
         if self._loops:
             # The C module's per-thread cache may name the holder just cleared: give it a live one.
-            _set_running_loop(None)
+            _loop_access()[1](None)
 
     def save(self, into: Saved) -> None:
         """Keep what the running agent has of the thread."""
@@ -101,7 +98,7 @@ class ThreadState:
         if not self._loops and _LOOP_KEY in thread_locals:
             self._loops = True
         # Read only once some agent set a loop: until then the C cache may name a holder already freed.
-        into.loop = _get_running_loop() if self._loops else None
+        into.loop = _loop_access()[0]() if self._loops else None
 
     def restore(self, saved: Saved) -> None:
         """Give the thread back to the agent that ``saved`` was taken from."""
@@ -115,7 +112,18 @@ class ThreadState:
         _settrace(saved.trace)
         if self._loops:
             # The C module's per-thread cache still names the loop of the agent that ran before.
-            _set_running_loop(saved.loop)
+            _loop_access()[1](saved.loop)
+
+
+def _loop_access() -> tuple[Callable[[], object], Callable[[object], None]]:
+    """asyncio's getter and setter of the running loop.
+
+    Asked only once an agent set a loop, so asyncio is imported by then; a
+    process that never runs one does not import it (~40 ms).
+    """
+    from asyncio import events
+
+    return events._get_running_loop, events._set_running_loop
 
 
 def _check() -> bool:

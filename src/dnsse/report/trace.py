@@ -18,7 +18,7 @@ from pathlib import Path
 
 from dnsse.engine.bugs import Bug
 from dnsse.engine.choices import Choice
-from dnsse.engine.execution import Limits
+from dnsse.engine.limits import Limits
 from dnsse.engine.hash_seed import valid_hash_seed
 from dnsse.engine.memory import MIN_MEMORY_LIMIT
 from dnsse.errors import BadInput

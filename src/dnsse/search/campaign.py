@@ -7,9 +7,8 @@ import dataclasses
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
-from dnsse.advisor.model import ModelSettings
 from dnsse.coverage.arcs import ArcRecorder, BranchCoverage
 from dnsse.coverage.feedback import CoverageMap
 from dnsse.coverage.recorder import arc_recorder
@@ -29,12 +28,15 @@ from dnsse.frameworks.base import Framework, framework_named
 from dnsse.report.confirm import confirm
 from dnsse.report.minimize import minimize
 from dnsse.report.trace import Trace, write_trace
+from dnsse.search.advisor_setup import AdvisorSetup
 from dnsse.search.control import CampaignControl
-from dnsse.search.llm import AdvisorSetup
 from dnsse.search.registry import DEFAULT, make_strategy
 from dnsse.search.strategy import notes_of
 from dnsse.spec.sources import load_suite
 from dnsse.spec.watch import SpecSuite
+
+if TYPE_CHECKING:
+    from dnsse.advisor.settings import ModelSettings
 
 
 @dataclass

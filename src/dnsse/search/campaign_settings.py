@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from dnsse.advisor.model import model_settings_from_json, model_settings_json
+from dnsse.advisor.settings import model_settings_from_json, model_settings_json
 from dnsse.engine.execution import Limits
 from dnsse.engine.target import LoadedTarget
 from dnsse.search.campaign import CampaignConfig

@@ -20,30 +20,24 @@ from typing import TYPE_CHECKING, Callable
 
 from dnsse.engine.bugs import Bug, BugKind
 from dnsse.engine.choices import Choice, Chooser, FirstChooser
-from dnsse.engine.flight import FlightRecorder, supervised_directory
+from dnsse.engine.flight import TEMPLATE_FILE, FlightRecorder, supervised_directory
 from dnsse.engine.inputs import show_value
 from dnsse.engine.memory import is_exhausted, memory_limit
 from dnsse.engine.runner import ExecutionResult
 from dnsse.errors import BadInput
 from dnsse.report.trace import Trace
-from dnsse.search.directed import DirectedChooser
 from dnsse.search.resume import SavedBug, SavedCampaign, discard_state, save_state
-from dnsse.search.saved_learning import Rerun, coverage_state, restore_coverage
-from dnsse.symbolic.concolic import Concolic
+from dnsse.search.supervisor import RestartNeeded
 
 if TYPE_CHECKING:
     from dnsse.search.campaign import Campaign, FoundBug
+    from dnsse.search.saved_learning import Rerun
     from dnsse.search.strategy import Strategy
+    from dnsse.symbolic.concolic import Concolic
 
 SAVE_EVERY_S = 1.0
 # Saving takes at most 1/SAVE_COST_SHARE of the campaign's time.
 SAVE_COST_SHARE = 20
-# The trace of a crash, less its choices and bug, in the supervised directory.
-TEMPLATE_FILE = "trace-template.json"
-
-
-class RestartNeeded(Exception):
-    """An execution left threads running in this process; the campaign goes on in a fresh one."""
 
 
 @dataclass
@@ -68,6 +62,9 @@ class CampaignControl:
             return 0
         restore = getattr(strategy, "restore", None)
         if restore is not None and saved.strategy_state:
+            # Here, not at the top: what learns (coverage maps, the solver) is imported by strategies that learn.
+            from dnsse.search.saved_learning import restore_coverage
+
             try:
                 restore(saved.strategy_state, rerun_for(campaign))
                 if saved.coverage and campaign.coverage_map is not None:
@@ -158,9 +155,12 @@ class CampaignControl:
         state = getattr(strategy, "state", None)
         coverage = campaign.coverage_map
         learnt = state() if state is not None and self.saving else {}
-        self.save_learnt(
-            campaign, strategy.name, executions, learnt, coverage_state(coverage) if coverage is not None else {}
-        )
+        saved_coverage = {}
+        if coverage is not None:
+            from dnsse.search.saved_learning import coverage_state
+
+            saved_coverage = coverage_state(coverage)
+        self.save_learnt(campaign, strategy.name, executions, learnt, saved_coverage)
 
     def save_learnt(
         self, campaign: Campaign, strategy: str, executions: int, learnt: dict, coverage: dict, workers: int = 1
@@ -202,6 +202,8 @@ class CampaignControl:
 
 def rerun_for(campaign: Campaign) -> Rerun:
     """Runs the target along recorded choices, as the strategies that rebuild what they learnt need."""
+    from dnsse.search.directed import DirectedChooser
+    from dnsse.symbolic.concolic import Concolic
 
     def rerun(choices: list[Choice], concolic: bool | Concolic) -> ExecutionResult:
         if isinstance(concolic, Concolic):

@@ -28,44 +28,27 @@ executions while untried hints remain, and every execution once none remain.
 from __future__ import annotations
 
 import heapq
-import sys
 from collections import Counter, deque
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Callable
 
 from dnsse.advisor.actor_calls import state_changing_methods
 from dnsse.advisor.divergence import diverging_inputs
 from dnsse.advisor.hints import DelayHint, FaultHint, Hint, InputHint, OrderingHint
 from dnsse.advisor.ledger import Ledger, shape_of
-from dnsse.advisor.model import ModelAdvisor, ModelSettings
+from dnsse.advisor.model import ModelAdvisor
 from dnsse.advisor.offline import OfflineAdvisor, boundary_inputs
 from dnsse.advisor.stats import MAX_EXAMPLES, MAX_FOUND, AdvisorStats
 from dnsse.advisor.steps import StepLog
 from dnsse.advisor.summary import InputSpec, RunSummary, Step, code_lines
 from dnsse.engine.choices import Choice, ChoiceKind
 from dnsse.engine.operation import Operation
+from dnsse.search.advisor_setup import AdvisorSetup
 from dnsse.search.guided import GuidedChooser
 from dnsse.search.saved_advice import advice_state, restore_advice
 from dnsse.search.saved_learning import Rerun
 from dnsse.search.schedules import Constraint, Schedule, schedule_for
 from dnsse.search.strategy import execution_seed
 from dnsse.symbolic.concolic import Concolic, bounds
-
-
-def _tell(message: str) -> None:
-    sys.stderr.write(f"dnsse: {message}\n")
-
-
-@dataclass(frozen=True)
-class AdvisorSetup:
-    """What the advisors need besides the runs: the program's source, its specs, the model to ask."""
-
-    source_path: Path | None = None
-    specs: tuple[str, ...] = ()
-    model: ModelSettings | None = None
-    # Told once when the model stops being asked (dead endpoint, repeated failures).
-    on_notice: Callable[[str], None] = _tell
 
 
 # How often a useful hint is tried again, and the share of guided executions retries may take.

@@ -43,9 +43,15 @@ from typing import IO, Iterator
 
 from dnsse.engine.bugs import Bug, BugKind
 from dnsse.engine.memory import MEMORY_RETURNED, limit_memory
-from dnsse.engine.flight import RECORD_FILE, SUPERVISED_ENV, FlightRecord, read_flight_record, supervised_directory
+from dnsse.engine.flight import (
+    RECORD_FILE,
+    SUPERVISED_ENV,
+    TEMPLATE_FILE,
+    FlightRecord,
+    read_flight_record,
+    supervised_directory,
+)
 from dnsse.report.trace import Trace, read_trace, write_trace
-from dnsse.search.control import TEMPLATE_FILE
 
 # The child asks to be replaced: an execution left threads running in it.
 RESTART = 75
@@ -57,6 +63,10 @@ FAULT_FILE = "faults"
 # Written by the child as it exits by itself, with its status: an ``os._exit(3)`` of the program is no exit 3 of dnsse.
 ENDED_FILE = "ended"
 MAX_RESTARTS = 1000
+
+
+class RestartNeeded(Exception):
+    """An execution left threads running in this process; the campaign goes on in a fresh one (exit ``RESTART``)."""
 
 
 @dataclass
