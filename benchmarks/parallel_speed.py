@@ -2,23 +2,34 @@
 
 The campaign runs a bug-free 2-rank program with ten collectives
 (``speed/ten_collectives.py``) for a fixed budget, so every run does the same
-work. Two figures per worker count:
+work. Each campaign runs in a fresh process, as each ``dnsse check`` does, so
+nothing a former campaign started (a fork server, imported modules) is
+reused; the worker counts alternate, so a load that comes and goes falls on
+both. Two figures per worker count:
 
-1. executions/s over the whole campaign, worker start-up included (each
-   spawned worker imports torch anew, a few seconds);
+1. executions/s over the whole campaign, worker start-up included: from the
+   call of ``run_campaign`` to its return, in a process that has imported
+   torch and dnsse (as the command line has by the time the campaign starts,
+   whatever the number of workers), so it holds everything ``--workers``
+   adds: starting the fork server and the workers, loading the target in
+   each, and collecting their reports;
 2. executions/s after start-up: from the first execution reported to the
    last, which is what a long campaign converges to.
 
 Run: .venv/bin/python benchmarks/parallel_speed.py [--budget 600] [--repeats 3] [--workers 2]
 Figures are medians of the repeats. The speed-up cannot exceed the number of
-cores (``os.cpu_count()`` is printed), and the machine may be shared.
+cores (``os.cpu_count()`` is printed), and the machine may be shared: the
+load average before and after is printed.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -35,8 +46,13 @@ class Run:
 
 
 def campaign_speed(workers: int, budget: int) -> Run:
-    from dnsse.search.campaign import CampaignConfig, run_campaign
+    """One campaign in this process (the process of ``--one``)."""
+    import torch  # noqa: F401 - imported before timing, as the command line's campaign has it by then
 
+    from dnsse.search.campaign import CampaignConfig, run_campaign
+    from dnsse.search.fork_server import fork_this_process
+
+    fork_this_process()  # as the command line's check does
     reported: list[float] = []
     with tempfile.TemporaryDirectory(prefix="dnsse-parallel-") as out:
         config = CampaignConfig(
@@ -49,23 +65,44 @@ def campaign_speed(workers: int, budget: int) -> Run:
     return Run(budget / total, (len(reported) - 1) / (reported[-1] - reported[0]))
 
 
+def fresh_campaign_speed(workers: int, budget: int) -> Run:
+    """One campaign in a fresh process."""
+    command = [sys.executable, __file__, "--one", str(workers), "--budget", str(budget)]
+    output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
+    return Run(**json.loads(output.splitlines()[-1]))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--budget", type=int, default=600)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--workers", type=int, default=2, help="the parallel worker count to compare with 1")
+    parser.add_argument("--one", type=int, metavar="WORKERS", help=argparse.SUPPRESS)
     arguments = parser.parse_args()
+    if arguments.one is not None:
+        print(json.dumps(campaign_speed(arguments.one, arguments.budget).__dict__))
+        return
 
-    print(f"## Parallel campaign: {arguments.budget} executions of a 2-rank program, {os.cpu_count()} cores\n")
-    print("| workers | executions/s, start-up included | executions/s after start-up | speed-up after start-up |")
-    print("|---:|---:|---:|---:|")
-    baseline = None
-    for workers in (1, arguments.workers):
-        runs = [campaign_speed(workers, arguments.budget) for _ in range(arguments.repeats)]
-        total = statistics.median(run.total_per_s for run in runs)
-        steady = statistics.median(run.steady_per_s for run in runs)
-        baseline = baseline or steady
-        print(f"| {workers} | {total:,.0f} | {steady:,.0f} | {steady / baseline:.2f}x |")
+    counts = (1, arguments.workers)
+    load_before = os.getloadavg()[0]
+    runs: dict[int, list[Run]] = {count: [] for count in counts}
+    for _ in range(arguments.repeats):
+        for count in counts:
+            runs[count].append(fresh_campaign_speed(count, arguments.budget))
+    load_after = os.getloadavg()[0]
+
+    print(f"## Parallel campaign: {arguments.budget} executions of a 2-rank program, {os.cpu_count()} cores")
+    print(f"load average (1 min) {load_before:.2f} before, {load_after:.2f} after; medians of {arguments.repeats}\n")
+    print("| workers | executions/s, start-up included | executions/s after start-up | speed-up, start-up included | after start-up |")
+    print("|---:|---:|---:|---:|---:|")
+    base_total = statistics.median(run.total_per_s for run in runs[1])
+    base_steady = statistics.median(run.steady_per_s for run in runs[1])
+    for count in counts:
+        total = statistics.median(run.total_per_s for run in runs[count])
+        steady = statistics.median(run.steady_per_s for run in runs[count])
+        print(f"| {count} | {total:,.0f} | {steady:,.0f} | {total / base_total:.2f}x | {steady / base_steady:.2f}x |")
+    for count in counts:
+        print(f"workers {count}, each run (start-up included):", ", ".join(f"{run.total_per_s:,.0f}" for run in runs[count]))
 
 
 if __name__ == "__main__":

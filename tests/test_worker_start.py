@@ -5,13 +5,15 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
 import sys
 from multiprocessing.connection import Connection
 
 import pytest
 import torch  # noqa: F401 - the parent has torch, so the fork server imports it once for every worker
 
-from dnsse.search.worker_pool import WorkerPool, start_fork_server, start_method
+from dnsse.search.fork_server import start_fork_server, start_method
+from dnsse.search.worker_pool import WorkerPool
 
 pytestmark = pytest.mark.skipif(start_method() != "forkserver", reason="no fork server on this platform")
 
@@ -53,3 +55,71 @@ def test_a_worker_forked_from_the_server_that_dies_is_seen_with_its_signal() -> 
         assert pool.death(0).exitcode == -signal.SIGSEGV
     finally:
         pool.shut_down()
+
+
+# A process as the command line's check is when its campaign starts: torch imported, nothing run,
+# a SIGTERM handler of its own. It prints what its worker found, and who forked the worker.
+FRESH_PARENT = """
+import json, os, signal, sys
+import torch
+from dnsse.search.fork_server import fork_this_process, start_fork_server
+from dnsse.search.worker_pool import WorkerPool
+from test_worker_start import _report
+
+if __name__ == "__main__":  # a worker of multiprocessing's own server runs this file again
+    import colorsys  # noqa: F401 - imported by this process only: a worker has it if it was forked from it
+    signal.signal(signal.SIGTERM, lambda number, frame: None)
+    if sys.argv[1] == "fresh":
+        fork_this_process()
+    start_fork_server()
+    pool = WorkerPool(_report, lambda worker, start, files: "")
+    pool.start(0, 0)
+    messages = []
+    while not messages:
+        messages = [message for _, message in pool.receive(5.0)]
+    pool.shut_down()
+    print(json.dumps(dict(messages[0], parent=open("/proc/self/cmdline").read())))
+"""
+
+
+def _report(settings: str, pipe: Connection, stop: object) -> None:
+    """A worker body that says what it inherited, and the command line of the server that forked it."""
+    server = open(f"/proc/{os.getppid()}/cmdline").read()
+    pipe.send_bytes(json.dumps({
+        "torch": "torch" in sys.modules,
+        "colorsys": "colorsys" in sys.modules,
+        "sigterm_default": signal.getsignal(signal.SIGTERM) is signal.SIG_DFL,
+        "server": server,
+    }).encode())
+    pipe.close()
+    os._exit(0)
+
+
+def _run_parent(how: str, tmp_path) -> dict:
+    script = tmp_path / "parent.py"
+    script.write_text(FRESH_PARENT)
+    tests = os.path.dirname(os.path.abspath(__file__))
+    path = os.pathsep.join([tests, os.environ.get("PYTHONPATH", "")])
+    done = subprocess.run(
+        [sys.executable, str(script), how], capture_output=True, text=True, env={**os.environ, "PYTHONPATH": path}
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="reads the server's command line from /proc")
+def test_a_fresh_process_is_forked_as_the_server_and_its_workers_have_what_it_imported(tmp_path) -> None:
+    found = _run_parent("fresh", tmp_path)
+    # The server is the parent forked (its command line), not an interpreter that imported a list of modules.
+    assert found["server"] == found["parent"]
+    assert found["torch"] and found["colorsys"]
+    # The parent's SIGTERM handler is not the worker's: the pool terminates workers with SIGTERM.
+    assert found["sigterm_default"]
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="reads the server's command line from /proc")
+def test_a_process_not_said_fresh_starts_multiprocessing_s_own_server_importing_dnsse_and_torch(tmp_path) -> None:
+    found = _run_parent("not-fresh", tmp_path)
+    assert "multiprocessing.forkserver" in found["server"] and found["server"] != found["parent"]
+    assert found["torch"] and not found["colorsys"]
+    assert found["sigterm_default"]

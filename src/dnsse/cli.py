@@ -267,6 +267,7 @@ def _check(arguments: argparse.Namespace) -> int:
     from dnsse.report.console import CheckConsole
     from dnsse.search.campaign import CampaignConfig, run_campaign
     from dnsse.search.control import CampaignControl
+    from dnsse.search.fork_server import fork_this_process
 
     _validate(arguments)
     config = CampaignConfig(
@@ -303,6 +304,8 @@ def _check(arguments: argparse.Namespace) -> int:
         restartable=supervised_directory() is not None,
     )
     _record_faults()
+    # This process has run nothing of the target: worker processes start from a fork of it (see the module).
+    fork_this_process()
     with _stop_on_signals(control):
         result = run_campaign(
             config, on_bug=console.bug, on_start=on_start, on_execution=console.execution, control=control

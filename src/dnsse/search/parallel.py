@@ -17,8 +17,8 @@ A worker that dies (a segfault, ``os._exit``, a fatal signal, the
 out-of-memory killer) is no failure of the campaign: the execution it died
 in is a ``crash`` bug with a trace that replays it, from the worker's flight
 recorder, and a fresh worker takes over its share after that execution (see
-:mod:`dnsse.search.worker_pool`). A spawned worker imports torch anew, so it
-takes a few seconds to start. Ctrl-C reaches the parent only; the parent
+:mod:`dnsse.search.worker_pool`). Workers are forked from a server that has
+imported what they need (:mod:`dnsse.search.fork_server`). Ctrl-C reaches the parent only; the parent
 stops its workers, waits a grace period, then terminates those still running.
 
 What a worker process runs is :mod:`dnsse.search.parallel_worker`; its
@@ -56,7 +56,8 @@ from dnsse.search.parallel_rounds import RoundKeeper
 from dnsse.search.parallel_worker import worker_main, worker_settings
 from dnsse.search.strategy import Strategy
 from dnsse.search.worker_death import MAX_DEATHS_WITHOUT_PROGRESS, death_message
-from dnsse.search.worker_pool import POLL_S, WorkerPool, start_fork_server
+from dnsse.search.fork_server import start_fork_server
+from dnsse.search.worker_pool import POLL_S, WorkerPool
 from dnsse.search.worker_reports import merge_reported_arcs, result_from_report, worker_failure
 from dnsse.search.worker_totals import WorkerTotals
 

@@ -42,7 +42,8 @@ from dnsse.search.dfs_slice import Slice
 from dnsse.search.dfs_worker import YIELD, dfs_worker_main
 from dnsse.search.parallel_worker import worker_settings
 from dnsse.search.worker_death import MAX_DEATHS_WITHOUT_PROGRESS, death_message
-from dnsse.search.worker_pool import POLL_S, WorkerPool, start_fork_server
+from dnsse.search.fork_server import start_fork_server
+from dnsse.search.worker_pool import POLL_S, WorkerPool
 from dnsse.search.worker_reports import merge_reported_arcs, result_from_report, worker_failure
 
 if TYPE_CHECKING:

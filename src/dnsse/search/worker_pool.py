@@ -15,18 +15,9 @@ A pool made with ``inbox=True`` also gives each worker a pipe of its own
 from the parent (:meth:`WorkerPool.send`), read only by that worker: a
 worker that dies takes nothing of another's with it.
 
-Workers are never forked from the parent: it has threads (torch's pools,
-agents of past executions unwinding) that a fork would copy in whatever
-state they were in. They are forked from multiprocessing's fork server
-instead, a process started fresh that imports once the modules workers need
-(dnsse's, and torch when the parent has it) and runs nothing else, so a
-worker starts in milliseconds instead of importing torch anew, and each
-worker is still a fresh process: its death is seen as before (its pipe
-closes, the server reports its exit status or signal). The server is
-started with SIGINT blocked, which its workers inherit, so Ctrl-C reaches
-the parent only. Where there is no fork server (not POSIX), workers are
-spawned. :func:`start_fork_server` starts it early, while the parent loads
-the target.
+Workers are forked from a fork server (:mod:`dnsse.search.fork_server`),
+so a worker starts in milliseconds instead of importing torch anew, and each
+worker is still a fresh process: its death is seen as above.
 """
 
 from __future__ import annotations
@@ -36,16 +27,14 @@ import ctypes
 import json
 import multiprocessing
 import shutil
-import signal
-import sys
 import tempfile
-import threading
 import time
 from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import Callable, Iterator
 
+from dnsse.search.fork_server import sigint_blocked, start_fork_server, start_method
 from dnsse.search.worker_death import Death, WorkerFiles, death_of
 
 # How often a parent looks at its workers while no report arrives.
@@ -95,7 +84,7 @@ class WorkerPool:
             # If the parent dies without cleaning up, multiprocessing still ends its daemons.
             daemon=True,
         )
-        with _sigint_blocked():
+        with sigint_blocked():
             if self._context.get_start_method() == "forkserver":
                 start_fork_server()
             process.start()
@@ -174,44 +163,3 @@ class WorkerPool:
         inbox = self._inboxes.pop(worker, None)
         if inbox is not None:
             inbox.close()
-
-
-def start_method() -> str:
-    return "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
-
-
-def start_fork_server() -> None:
-    """Start the fork server workers are forked from, if it is not running, importing what they need.
-
-    What they need is what this process imported of dnsse, torch and numpy
-    (the framework of the target is loaded by then); a later campaign of this
-    process reuses the server.
-    """
-    if start_method() != "forkserver":
-        return
-    from multiprocessing import forkserver
-
-    modules = sorted(
-        name for name in sys.modules if name.split(".")[0] in ("dnsse", "torch", "numpy") and "._" not in name
-    )
-    context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(modules)  # applies when the server starts
-    with _sigint_blocked():
-        forkserver.ensure_running()
-
-
-@contextlib.contextmanager
-def _sigint_blocked() -> Iterator[None]:
-    """Start workers with SIGINT blocked (they inherit the mask), so Ctrl-C stops them through the parent.
-
-    Blocked, not ignored: a Ctrl-C that comes while a worker starts stays
-    pending here and reaches the parent's handler once unblocked.
-    """
-    if threading.current_thread() is not threading.main_thread():
-        yield  # only the main thread handles signals; a campaign run from another thread keeps them as they are
-        return
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
