@@ -27,6 +27,7 @@ from torch.distributed import c10d_logger, distributed_c10d
 
 from dnsse.frameworks.torch_dist import ops
 from dnsse.frameworks.torch_dist.groups import Group
+from dnsse.frameworks.torch_dist.mode_off import apart
 from dnsse.frameworks.torch_dist.streams import uses_nccl
 from dnsse.frameworks.torch_dist.work import Work
 from dnsse.frameworks.torch_dist.world import RankState
@@ -105,7 +106,8 @@ class ControlledProcessGroup(dist.ProcessGroup):
     # --------------------------------------------------------- collectives
     def _issue(self, call: ops.CollectiveCall) -> Work:
         # Frames up: _caller_waits, _issue, the method, its caller.
-        return self.state.world.collectives.issue(self.state, self.group, call, not _caller_waits(3))
+        asynchronous = not _caller_waits(3)
+        return apart(self.state.world.collectives.issue, self.state, self.group, call, asynchronous)
 
     def _root(self, opts: object) -> tuple[int, int]:
         root = int(getattr(opts, "rootRank", 0))
@@ -213,16 +215,17 @@ class ControlledProcessGroup(dist.ProcessGroup):
 
     def monitored_barrier(self, timeout: timedelta | None = None, wait_all_ranks: bool = False) -> None:
         collectives = self.state.world.collectives
-        collectives.monitored_barrier(self.state, self.group, timeout, wait_all_ranks)
+        apart(collectives.monitored_barrier, self.state, self.group, timeout, wait_all_ranks)
 
     # ------------------------------------------------------ point-to-point
     def send(self, tensors: list[torch.Tensor], dst: int, tag: int = 0) -> Work:
         blocking = _caller_waits(2)
         state = self.state
-        message = state.world.mailboxes.send(
-            state, self.group, self.group.ranks[dst], tag, tensors[0], "send" if blocking else "isend", not blocking
+        message = apart(
+            state.world.mailboxes.send,
+            state, self.group, self.group.ranks[dst], tag, tensors[0], "send" if blocking else "isend", not blocking,
         )
-        return Work(state, message, synchronous=blocking and not uses_nccl(state, self.group))
+        return apart(Work, state, message, blocking and not uses_nccl(state, self.group))
 
     def recv(self, tensors: list[torch.Tensor], src: int, tag: int = 0) -> Work:
         return self._receive(tensors[0], self.group.ranks[src], tag, _caller_waits(2))
@@ -232,7 +235,7 @@ class ControlledProcessGroup(dist.ProcessGroup):
 
     def _receive(self, buffer: torch.Tensor, src: int | None, tag: int, blocking: bool) -> Work:
         state = self.state
-        receive = state.world.mailboxes.receive(
-            state, self.group, src, tag, buffer, "recv" if blocking else "irecv", not blocking
+        receive = apart(
+            state.world.mailboxes.receive, state, self.group, src, tag, buffer, "recv" if blocking else "irecv", not blocking
         )
-        return Work(state, receive, synchronous=blocking and not uses_nccl(state, self.group))
+        return apart(Work, state, receive, blocking and not uses_nccl(state, self.group))

@@ -21,6 +21,7 @@ waits until every member's part is at the head of its stream.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 from datetime import timedelta
 from typing import TYPE_CHECKING, Callable
 
@@ -30,6 +31,7 @@ from dnsse.engine.agent import FINISHED, Agent, StepAgent, Wait
 from dnsse.engine.bugs import Bug, BugKind
 from dnsse.engine.execution import ExecutionAborted
 from dnsse.engine.operation import Access, Operation
+from dnsse.frameworks.torch_dist.mode_off import apart
 from dnsse.frameworks.torch_dist.ops import MonitoredBarrier
 from dnsse.frameworks.torch_dist.streams import Entry, collective_stream, running, stream_objects, uses_nccl
 from dnsse.frameworks.torch_dist.work import (
@@ -268,7 +270,7 @@ class Collectives:
             part.agent = StepAgent(
                 execution,
                 f"rank {state.rank} {call.name} #{seq}",
-                part.step,
+                partial(apart, part.step),  # run from any scheduling point of whichever rank is running
                 Wait(instance.all_running if part.entry is not None else instance.all_issued, instance.describe),
                 # The transfer reads and writes the rank's tensors: agent#N is
                 # written by every step of the rank's agent (dnsse.search.dependency).

@@ -39,7 +39,6 @@ def op_type(op: object) -> object:
 
 # pybind11 looks an enum member's name up at every ``.name``: read once per reduction.
 _OP_NAMES: dict[object, str] = {op: op.name for op in (*_FOLDS, RedOpType.AVG)}  # type: ignore[attr-defined]
-_DTYPE_NAMES: dict[torch.dtype, str] = {}
 
 
 def op_name(op: object) -> str:
@@ -60,13 +59,19 @@ def reduce_tensors(values: Sequence[torch.Tensor], op: object) -> torch.Tensor:
     return result
 
 
+# Every collective describes its tensors (its signature); a program uses few shapes, so each text is made once.
+_DESCRIBED: dict[tuple[torch.dtype, torch.Size], str] = {}
+
+
 def describe(tensor: torch.Tensor) -> str:
     """``float32[2, 3]``: what a mismatch report shows of a tensor."""
-    dtype = tensor.dtype
-    name = _DTYPE_NAMES.get(dtype)
-    if name is None:
-        name = _DTYPE_NAMES[dtype] = str(dtype).removeprefix("torch.")
-    return f"{name}[{', '.join(map(str, tensor.shape))}]"
+    key = (tensor.dtype, tensor.shape)
+    text = _DESCRIBED.get(key)
+    if text is None:
+        if len(_DESCRIBED) >= 4096:
+            _DESCRIBED.clear()
+        text = _DESCRIBED[key] = f"{str(key[0]).removeprefix('torch.')}[{', '.join(map(str, key[1]))}]"
+    return text
 
 
 def check_tensor(api: str, name: str, value: object) -> torch.Tensor:
@@ -89,11 +94,16 @@ def store(tensor: torch.Tensor, value: torch.Tensor) -> None:
     gloo and NCCL write the memory directly, so autograd records nothing: a
     received parameter stays a leaf, a received tensor is not attached to the
     sender's graph, and gradients flow as if the op were not there. Writing
-    through ``.data`` under ``no_grad`` is that, also leaving the version
-    counter alone, as the real backends do.
+    through ``.data`` is that, also leaving the version counter alone, as the
+    real backends do: ``.data`` is a tensor of its own that autograd does not
+    track, and ``value`` is detached, so the copy records nothing (no
+    ``no_grad`` needed, whose Python context manager cost more than the copy).
     """
-    with torch.no_grad():
-        tensor.data.copy_(value.detach().reshape(tensor.shape))
+    if value.requires_grad:
+        value = value.detach()
+    if value.shape != tensor.shape:
+        value = value.reshape(tensor.shape)
+    tensor.data.copy_(value)
 
 
 def _clone(tensors: Sequence[torch.Tensor]) -> list[torch.Tensor]:

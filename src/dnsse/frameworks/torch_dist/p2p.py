@@ -43,6 +43,7 @@ from dnsse.engine.choices import ChoiceKind
 from dnsse.engine.execution import ExecutionAborted
 from dnsse.engine.operation import Access, Operation
 from dnsse.frameworks.torch_dist.groups import WORLD_NAME
+from dnsse.frameworks.torch_dist.mode_off import apart
 from dnsse.frameworks.torch_dist.ops import describe, store
 from dnsse.frameworks.torch_dist.streams import P2P_STREAM, Entry, batch_frame, collective_stream, running, stream_objects, uses_nccl
 from dnsse.frameworks.torch_dist.work import (
@@ -253,7 +254,7 @@ class Mailboxes:
             StepAgent(
                 execution,
                 f"rank {state.rank} {receive.call_text()}",
-                lambda: self._match_step(receive),
+                lambda: apart(self._match_step, receive),  # run from any scheduling point of any rank
                 Wait(lambda: bool(self.candidates(receive)), receive.describe),
                 # It writes the receiving rank's buffer, too.
                 Operation(

@@ -26,6 +26,7 @@ from torch.overrides import TorchFunctionMode
 from dnsse.engine.execution import ExecutionAborted
 from dnsse.frameworks.torch_dist.cpu_devices import on_cpu
 from dnsse.frameworks.torch_dist.guard import Unsettled, overlapping, program_frame, read_bug, spans_of, touched
+from dnsse.frameworks.torch_dist.mode_off import RankModeMark, rank_mode_on_top
 from dnsse.frameworks.torch_dist.streams import wait_for
 from dnsse.frameworks.torch_dist.world import RankState, act_for, rank_here
 from dnsse.frameworks.threads.inheritance import ThreadState
@@ -33,7 +34,7 @@ from dnsse.frameworks.threads.inheritance import ThreadState
 _AUTOCAST_DEVICES = ("cpu", "cuda")
 
 
-class RankMode(TorchFunctionMode):
+class RankMode(RankModeMark, TorchFunctionMode):
     def __init__(self, state: RankState, cuda_on_cpu: bool) -> None:
         super().__init__()
         self.state = state
@@ -59,6 +60,11 @@ class RankMode(TorchFunctionMode):
             args, kwargs = moved
         return func(*args, **kwargs)
 
+    def idle(self) -> bool:
+        """Whether :meth:`__torch_function__` would only call the function (a call that names no device)."""
+        state = self.state
+        return not state.unsettled and not (state.streams.fence and not state.world.execution.scheduling)
+
     def _after_stream_work(self, func: Any, args: tuple, kwargs: dict) -> None:
         """A kernel launched after a stream-level wait runs after the work waited for: wait for it here."""
         streams = self.state.streams
@@ -67,6 +73,31 @@ class RankMode(TorchFunctionMode):
         if fenced and touched(fenced, func, args, kwargs) is not None:
             name = getattr(func, "__name__", "a torch call")
             wait_for(self.state, streams.fence, f"{name}() waits for the NCCL work the compute stream waits for")
+
+
+_torch_handle = torch.overrides.handle_torch_function
+_modes_enabled = torch._C._is_torch_function_mode_enabled
+_pop = torch._C._pop_torch_function_stack
+_push = torch._C._push_on_torch_function_stack
+
+
+def handle_c10d(public_api: Callable, relevant_args: Any, *args: Any, **kwargs: Any) -> Any:
+    """``torch.distributed``'s ``handle_torch_function``: the same call, without the detour through an idle mode.
+
+    With the rank's mode innermost and nothing for it to do (no buffer to
+    guard, no stream to wait for, no device to move), torch's dispatch would
+    take the mode off, call :meth:`RankMode.__torch_function__`, which calls
+    ``public_api``, and put the mode back: that is done here directly, and
+    ``public_api`` dispatches to any other mode or tensor subclass as before.
+    """
+    mode = rank_mode_on_top()
+    if mode is not None and mode.idle() and "device" not in kwargs and _modes_enabled():  # type: ignore[attr-defined]
+        _pop()
+        try:
+            return public_api(*args, **kwargs)
+        finally:
+            _push(mode)
+    return _torch_handle(public_api, relevant_args, *args, **kwargs)
 
 
 def rank_carrier() -> Callable[[], None]:

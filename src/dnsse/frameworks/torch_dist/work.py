@@ -30,6 +30,7 @@ from dnsse.engine.bugs import Bug, BugKind
 from dnsse.engine.execution import ExecutionAborted
 from dnsse.engine.operation import Access, Operation
 from dnsse.frameworks.torch_dist.guard import Unsettled, spans_of
+from dnsse.frameworks.torch_dist.mode_off import apart
 from dnsse.frameworks.torch_dist.streams import Entry, waits_on_stream
 from dnsse.frameworks.torch_dist.world import current_rank
 
@@ -122,7 +123,7 @@ class Work(torch.distributed.Work):
 
     def is_completed(self) -> bool:
         if self._part.done:
-            self._settle()
+            apart(self._settle)
             return True
         return False
 
@@ -135,7 +136,7 @@ class Work(torch.distributed.Work):
         """
         if self._synchronous:
             return True
-        return self._wait(current_rank("Work.wait"), sys._getframe(1), _timeout_seconds(timeout))
+        return apart(self._wait, current_rank("Work.wait"), sys._getframe(1), _timeout_seconds(timeout))
 
     def synchronize(self) -> None:
         """NCCL: the same as ``wait()``. gloo: nothing, as gloo's CPU work does not wait here (measured)."""
@@ -143,7 +144,7 @@ class Work(torch.distributed.Work):
             return
         state = current_rank("Work.synchronize")
         if self._part.entry is not None:
-            self._wait(state, sys._getframe(1), None)
+            apart(self._wait, state, sys._getframe(1), None)
 
     def _wait(self, state: RankState, caller: FrameType, seconds: float | None) -> bool:
         part = self._part
