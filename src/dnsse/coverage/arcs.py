@@ -88,6 +88,21 @@ class ArcRecorder:
         return BranchCoverage(total, covered)
 
 
+def arcs_as_json(recorder: ArcRecorder | None) -> dict[str, list[list[int]]]:
+    """The arcs ``recorder`` holds, as JSON for a saved campaign (none without a recorder)."""
+    if recorder is None:
+        return {}
+    return {path: sorted([list(arc) for arc in arcs]) for path, arcs in recorder.arcs.items()}
+
+
+def restore_arcs(recorder: ArcRecorder | None, saved: dict) -> None:
+    """Add arcs saved by :func:`arcs_as_json` to ``recorder``; ValueError, TypeError or AttributeError when damaged."""
+    if recorder is None:
+        return
+    for path, arcs in saved.items():
+        recorder.arcs.setdefault(str(path), set()).update((int(a), int(b)) for a, b in arcs)
+
+
 def _frame_tracer(frame: types.FrameType, arcs: set[Arc], inner_local: object) -> TraceFunction:
     code = frame.f_code
     first = code.co_firstlineno

@@ -20,7 +20,7 @@ the rest of the tree but verifies nothing. Died outside any execution, its
 unit is handed out again.
 
 Ctrl-C takes every slice back before the campaign ends, and the divided
-tree is saved with the campaign (:mod:`dnsse.search.dfs_share_state`):
+tree is saved with the campaign, and the arcs seen (:mod:`dnsse.search.dfs_share_state`):
 ``--resume`` goes on with it, and verifies in the executions the
 uninterrupted search needs.
 """
@@ -37,7 +37,7 @@ from dnsse.errors import BadInput
 from dnsse.frameworks.base import Framework
 from dnsse.search.campaign import Campaign, CampaignConfig, CampaignResult, FoundBug, prepared_campaign
 from dnsse.search.dfs_share import DfsShare, Unit
-from dnsse.search.dfs_share_state import restore_share, share_state
+from dnsse.search.dfs_share_state import division_state, resumed_division
 from dnsse.search.dfs_slice import Slice
 from dnsse.search.dfs_worker import YIELD, dfs_worker_main
 from dnsse.search.parallel_worker import worker_settings
@@ -67,7 +67,7 @@ def run_parallel_dfs(
     """The ``dfs`` campaign of :func:`~dnsse.search.campaign.run_campaign`, divided among ``config.workers``."""
     campaign = prepared_campaign(config, on_bug, on_start, on_loaded=start_fork_server)
     share = DfsShare(config.preemption_bound)
-    done = _resumed(control, campaign, share)
+    done = resumed_division(control, campaign, share)
     workers = config.workers
     pool = WorkerPool(
         dfs_worker_main,
@@ -100,19 +100,6 @@ def run_parallel_dfs(
     )
     result.interrupted = control.stop_signal if control is not None else None
     return result
-
-
-def _resumed(control: CampaignControl | None, campaign: Campaign, share: DfsShare) -> int:
-    """Put a resumed campaign's bugs and divided tree back; the executions already done (0 when not resuming)."""
-    saved = control.adopt(campaign, "dfs", campaign.config.workers) if control is not None else None
-    if saved is None:
-        return 0
-    assert control is not None
-    try:
-        restore_share(share, saved.strategy_state["share"])
-    except (ValueError, TypeError, KeyError, IndexError, AttributeError) as error:
-        raise control.damaged("dfs", error) from None
-    return saved.executions
 
 
 class _Division:
@@ -148,7 +135,7 @@ class _Division:
     def save(self) -> None:
         """Save the campaign with its divided tree, for --resume (see dnsse.search.dfs_share_state)."""
         if self.control is not None:
-            state = {"share": share_state(self.share)}
+            state = division_state(self.campaign, self.share)
             self.control.save_learnt(self.campaign, "dfs", self.executions, state, {}, self.campaign.config.workers)
 
     def run(self) -> None:

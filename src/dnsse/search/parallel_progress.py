@@ -27,6 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from dnsse.coverage.arcs import arcs_as_json, restore_arcs
 from dnsse.errors import BadInput
 from dnsse.search.saved_learning import coverage_state, restore_coverage
 
@@ -65,9 +66,7 @@ def resume_progress(control: CampaignControl | None, campaign: Campaign, strateg
         )
         if len(progress.next) != workers or any(index % workers != worker for worker, index in enumerate(progress.next)):
             raise ValueError(f"it holds the places of {len(progress.next)} workers, not of {workers}")
-        if campaign.recorder is not None:
-            for path, arcs in raw["arcs"].items():
-                campaign.recorder.arcs.setdefault(str(path), set()).update((int(a), int(b)) for a, b in arcs)
+        restore_arcs(campaign.recorder, raw["arcs"])
     except (ValueError, TypeError, KeyError, AttributeError) as error:
         raise control.damaged(strategy, error) from None
     return saved.executions, progress
@@ -76,12 +75,10 @@ def resume_progress(control: CampaignControl | None, campaign: Campaign, strateg
 def save_progress(
     control: CampaignControl, campaign: Campaign, strategy: str, executions: int, progress: ParallelProgress
 ) -> None:
-    recorder = campaign.recorder
-    arcs = {} if recorder is None else {path: sorted([list(arc) for arc in arcs]) for path, arcs in recorder.arcs.items()}
     learnt = {
         "next": progress.next,
         "learnt": {str(worker): state for worker, state in progress.learnt.items()},
-        "arcs": arcs,
+        "arcs": arcs_as_json(campaign.recorder),
         "rounds": progress.rounds,
     }
     control.save_learnt(campaign, strategy, executions, learnt, {}, workers=campaign.config.workers)

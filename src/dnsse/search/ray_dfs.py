@@ -33,7 +33,8 @@ from dnsse.search.control import CampaignControl
 from dnsse.search.ray_cluster import (
     WAIT_S, _connect, _settings, adopt_semantics, arcs_of, campaign_for, reported, semantics_of,
 )
-from dnsse.search.ray_progress import resumed_dfs, save_on_ray
+from dnsse.search.dfs_share_state import resumed_division
+from dnsse.search.ray_progress import save_on_ray
 
 # Executions per task: a few, since a task's frontier can only be divided once it returns.
 SLICE = 8
@@ -55,7 +56,7 @@ def run_dfs_on_ray(
     control = control if control is not None else CampaignControl(config.out, saving=False)
     share = DfsShare(config.preemption_bound)
     # Before joining the cluster: a saved state of another campaign is refused at once.
-    executions = resumed_dfs(control, campaign, share)
+    executions = resumed_division(control, campaign, share)
     workers = _connect(ray, config)
     # No retry by Ray: a slice whose worker the program killed is run again contained (see ray_contained).
     task = ray.remote(num_cpus=1, max_retries=0)(_run_dfs_slice)  # type: ignore[attr-defined]

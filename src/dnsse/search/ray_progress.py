@@ -19,8 +19,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from dnsse.coverage.arcs import arcs_as_json, restore_arcs
 from dnsse.search.dfs_share import DfsShare
-from dnsse.search.dfs_share_state import restore_share, share_state
+from dnsse.search.dfs_share_state import division_state
 
 if TYPE_CHECKING:
     from dnsse.search.campaign import Campaign
@@ -34,23 +35,9 @@ def resumed_at(control: CampaignControl | None, campaign: Campaign, strategy: st
         return 0
     assert control is not None
     try:
-        _restore_arcs(campaign, saved.strategy_state["arcs"])
+        restore_arcs(campaign.recorder, saved.strategy_state["arcs"])
     except (ValueError, TypeError, KeyError, AttributeError) as error:
         raise control.damaged(strategy, error) from None
-    return saved.executions
-
-
-def resumed_dfs(control: CampaignControl | None, campaign: Campaign, share: DfsShare) -> int:
-    """The executions a resumed divided dfs ran, its bugs, arcs and tree put back; 0 when not resuming."""
-    saved = control.adopt(campaign, "dfs", campaign.config.workers) if control is not None else None
-    if saved is None:
-        return 0
-    assert control is not None
-    try:
-        _restore_arcs(campaign, saved.strategy_state["arcs"])
-        restore_share(share, saved.strategy_state["share"])
-    except (ValueError, TypeError, KeyError, IndexError, AttributeError) as error:
-        raise control.damaged("dfs", error) from None
     return saved.executions
 
 
@@ -58,15 +45,5 @@ def save_on_ray(
     control: CampaignControl, campaign: Campaign, strategy: str, executions: int, share: DfsShare | None = None
 ) -> None:
     """Save the campaign as it stands after ``executions`` taken in order (and ``share``, a divided dfs)."""
-    recorder = campaign.recorder
-    arcs = {} if recorder is None else {path: sorted([list(arc) for arc in arcs]) for path, arcs in recorder.arcs.items()}
-    learnt: dict = {"arcs": arcs}
-    if share is not None:
-        learnt["share"] = share_state(share)
+    learnt = {"arcs": arcs_as_json(campaign.recorder)} if share is None else division_state(campaign, share)
     control.save_learnt(campaign, strategy, executions, learnt, {}, workers=campaign.config.workers)
-
-
-def _restore_arcs(campaign: Campaign, arcs: dict) -> None:
-    if campaign.recorder is not None:
-        for path, pairs in arcs.items():
-            campaign.recorder.arcs.setdefault(str(path), set()).update((int(a), int(b)) for a, b in pairs)

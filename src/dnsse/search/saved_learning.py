@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable
 
+from dnsse.coverage.arcs import arcs_as_json, restore_arcs
 from dnsse.coverage.feedback import CoverageMap
 from dnsse.engine.choices import Choice
 from dnsse.search.corpus import Corpus, CorpusEntry, EngineStats
@@ -106,15 +107,14 @@ def restore_stats(stats: EngineStats, state: dict) -> None:
 def coverage_state(coverage: CoverageMap) -> dict:
     """The branches and interleavings a campaign has seen, and the raw arcs they came from."""
     return {
-        "arcs": {path: sorted([list(arc) for arc in arcs]) for path, arcs in coverage.recorder.arcs.items()},
+        "arcs": arcs_as_json(coverage.recorder),
         "branches": sorted([path, list(arc)] for path, arc in coverage.branches),
         "interleavings": sorted([list(pair) for pair in coverage.interleavings]),
     }
 
 
 def restore_coverage(coverage: CoverageMap, state: dict) -> None:
-    for path, arcs in state["arcs"].items():
-        coverage.recorder.arcs.setdefault(str(path), set()).update((int(a), int(b)) for a, b in arcs)
+    restore_arcs(coverage.recorder, state["arcs"])
     coverage.branches = {(str(path), (int(arc[0]), int(arc[1]))) for path, arc in state["branches"]}
     coverage.interleavings = {
         (int(first), str(kind), int(second), str(other), str(name))
