@@ -55,24 +55,22 @@ _instrumented_ids: set[int] = set()
 def available() -> bool:
     """Whether arcs can be recorded through ``sys.monitoring`` in this process."""
     global _tool
-    if not monitoring_tools.usable():
+    tool = monitoring_tools.claim(
+        "dnsse coverage",
+        {
+            "PY_START": _on_start,
+            "PY_RESUME": _on_resume,
+            "PY_THROW": _on_throw,
+            "PY_RETURN": _on_return,
+            "PY_YIELD": _on_yield,
+            "PY_UNWIND": _on_unwind,
+            "LINE": _on_line,
+        },
+        events=("PY_START", "PY_UNWIND", "PY_THROW"),
+    )
+    if tool is None:
         return False
-    if _tool is None:
-        _tool = monitoring_tools.claim("dnsse coverage")
-        if _tool is None:
-            return False
-        events = _monitoring.events  # type: ignore[union-attr]
-        for event, callback in (
-            (events.PY_START, _on_start),
-            (events.PY_RESUME, _on_resume),
-            (events.PY_THROW, _on_throw),
-            (events.PY_RETURN, _on_return),
-            (events.PY_YIELD, _on_yield),
-            (events.PY_UNWIND, _on_unwind),
-            (events.LINE, _on_line),
-        ):
-            _monitoring.register_callback(_tool, event, callback)  # type: ignore[union-attr]
-        _monitoring.set_events(_tool, events.PY_START | events.PY_UNWIND | events.PY_THROW)  # type: ignore[union-attr]
+    _tool = tool  # kept when sys.monitoring is set aside later: its callbacks stay registered
     return True
 
 

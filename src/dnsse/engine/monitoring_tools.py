@@ -11,6 +11,7 @@ from __future__ import annotations
 import atexit
 import os
 import sys
+from typing import Callable
 
 _PREFERENCE = (3, 4, 2, 0, 5, 1)
 _claimed: dict[str, int | None] = {}
@@ -27,20 +28,26 @@ def usable(settrace_works: bool = True) -> bool:
     return not settrace_works or os.environ.get(BACKEND_VARIABLE, "").strip().lower() != "settrace"
 
 
-def claim(name: str) -> int | None:
-    """A tool id for ``name`` (the same one on every call); ``None`` when all six are taken."""
+def claim(
+    name: str, callbacks: dict[str, Callable[..., object]], events: tuple[str, ...] = (), settrace_works: bool = True
+) -> int | None:
+    """The tool id of ``name``, claimed with its ``callbacks`` and global ``events`` (by event name) on the first call.
+
+    ``None`` where ``sys.monitoring`` is not to be used (:func:`usable`) or all six ids are taken.
+    """
+    if not usable(settrace_works):
+        return None
     if name in _claimed:
         return _claimed[name]
     monitoring = sys.monitoring  # type: ignore[attr-defined]
-    found = None
-    for tool in _PREFERENCE:
-        if monitoring.get_tool(tool) is None:
-            monitoring.use_tool_id(tool, name)
-            found = tool
-            break
+    found = next((tool for tool in _PREFERENCE if monitoring.get_tool(tool) is None), None)
     _claimed[name] = found
     if found is not None:
+        monitoring.use_tool_id(found, name)
         atexit.register(_release, found)
+        for event, callback in callbacks.items():
+            monitoring.register_callback(found, getattr(monitoring.events, event), callback)
+        monitoring.set_events(found, sum(getattr(monitoring.events, event) for event in events))
     return found
 
 

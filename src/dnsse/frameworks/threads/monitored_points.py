@@ -48,15 +48,14 @@ _instrumented: list[types.CodeType] = []
 def available() -> bool:
     """Whether shared-state points can come from ``sys.monitoring`` in this process."""
     global _tool
-    if not monitoring_tools.usable(settrace_works=_SETTRACE_OPCODES_WORK):
+    tool = monitoring_tools.claim(
+        "dnsse shared state",
+        {"PY_START": _on_start, "INSTRUCTION": _on_instruction},
+        settrace_works=_SETTRACE_OPCODES_WORK,
+    )
+    if tool is None:
         return False
-    if _tool is None:
-        _tool = monitoring_tools.claim("dnsse shared state")
-        if _tool is None:
-            return False
-        events = _monitoring.events  # type: ignore[union-attr]
-        _monitoring.register_callback(_tool, events.PY_START, _on_start)  # type: ignore[union-attr]
-        _monitoring.register_callback(_tool, events.INSTRUCTION, _on_instruction)  # type: ignore[union-attr]
+    _tool = tool  # kept when sys.monitoring is set aside later: its callbacks stay registered
     return True
 
 
