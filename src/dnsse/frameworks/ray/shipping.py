@@ -70,7 +70,8 @@ class Shipment:
             "__file__": self.module_globals.get("__file__"),
         }
         namespace.update({name: relocate(value) for name, value in self.shared.items()})
-        namespace.update(copy.deepcopy(self.data))
+        if self.data:
+            namespace.update(copy.deepcopy(self.data))
         for name, function in self.functions.items():
             namespace[name] = _rebind(function, namespace)
         if isinstance(self.root, type):
@@ -114,7 +115,7 @@ def shipment_of(root: Callable | type, source_files: frozenset[str], program: Pr
         else:
             shipment.data[name] = value
     try:
-        original, shipment.data = shipment.data, copy.deepcopy(shipment.data)
+        original, shipment.data = shipment.data, copy.deepcopy(shipment.data) if shipment.data else {}
     except Exception as error:  # noqa: BLE001 - whatever fails to copy fails to pickle
         what = getattr(root, "__qualname__", repr(root))
         raise TypeError(
@@ -208,13 +209,20 @@ def _script_functions_of(root: Any, source_files: frozenset[str]) -> list[types.
     return []
 
 
-def _names(code: types.CodeType) -> list[str]:
+def _names(code: types.CodeType) -> tuple[str, ...]:
     """Every name a code object (and the code nested in it) may look up as a global."""
-    names = list(code.co_names)
-    for constant in code.co_consts:
-        if isinstance(constant, types.CodeType):
-            names.extend(_names(constant))
-    return names
+    known = _named.get(id(code))
+    if known is None:
+        names = list(code.co_names)
+        for constant in code.co_consts:
+            if isinstance(constant, types.CodeType):
+                names.extend(_names(constant))
+        known = _named[id(code)] = (code, tuple(names))
+    return known[1]
+
+
+# id(code) -> (the code, kept alive so that its id is not reused; the names it may look up), read once as _read.
+_named: dict[int, tuple[types.CodeType, tuple[str, ...]]] = {}
 
 
 def _unwrap(member: Any) -> Any:
