@@ -80,7 +80,7 @@ def _groups(declared: object) -> dict[str, int]:
 def _has_async_methods(cls: type) -> bool:
     """Whether any function ``cls`` has (its own or inherited, as ``getattr`` finds it) is ``async``."""
     seen: set[str] = set()
-    for klass in cls.__mro__:
+    for klass in cls.__mro__[:-1]:  # not object, the last: it has no Python functions
         for name, member in vars(klass).items():
             if name in seen:
                 continue
