@@ -2,16 +2,26 @@
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import random
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Sequence
 
+import pytest
 from dnsse.engine.choices import Chooser
 from dnsse.engine.runner import ExecutionResult, run_execution
 from dnsse.engine.target import LoadedTarget, TargetSpec
 
 PROGRAMS = Path(__file__).parent / "programs"
+
+
+def torch_marks(program: Path) -> list[pytest.MarkDecorator]:
+    """``[pytest.mark.torch]`` for a program that imports torch (skipped where torch is not installed), else ``[]``."""
+    tree = ast.parse(program.read_text(encoding="utf-8"))
+    roots = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+    roots |= {(node.module or "").split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    return [pytest.mark.torch] if "torch" in roots else []
 
 
 class SeededChooser:

@@ -9,15 +9,21 @@ from pathlib import Path
 
 import pytest
 
+from helpers import torch_marks
+
 from benchmarks.catalog import PEER_PROGRAMS, PROGRAMS, Program, Variant
 from benchmarks.harness import run_dnsse
 from benchmarks.table import render
 
-CORRECT = [(p, v) for p in PROGRAMS for v in p.variants if v.correct]
+CORRECT = [
+    pytest.param(p, v, id=f"{p.name}-{v.entry}", marks=torch_marks(p.path)) for p in PROGRAMS for v in p.variants if v.correct
+]
 # Bugs that need hundreds of executions run only with DNSSE_SLOW=1, with the strategy that finds them.
 SLOW_BUGS = {("llm_serving", "main_bug_refcount"): "pct", ("llm_serving", "main_bug_tight_pool"): "fuzz"}
 BUGGY = [
-    pytest.param(p, v, id=f"{p.name}-{v.entry}", marks=[pytest.mark.slow] if (p.name, v.entry) in SLOW_BUGS else [])
+    pytest.param(
+        p, v, id=f"{p.name}-{v.entry}", marks=torch_marks(p.path) + ([pytest.mark.slow] if (p.name, v.entry) in SLOW_BUGS else [])
+    )
     for p in PROGRAMS
     for v in p.variants
     if not v.correct
@@ -37,7 +43,7 @@ def test_program_is_realistic_size_with_entry_points_specs_and_reports(program: 
     assert len(re.findall(r"[\w.-]+/[\w.-]+#\d+", docstring)) >= len(program.variants) - 1
 
 
-@pytest.mark.parametrize("program,variant", CORRECT, ids=lambda x: getattr(x, "name", getattr(x, "entry", x)))
+@pytest.mark.parametrize("program,variant", CORRECT)
 def test_correct_version_passes_under_pct(program: Program, variant: Variant) -> None:
     record = run_dnsse(program, variant, "pct", seed=0, budget=8, time_budget=20.0)
     assert record.skipped is None

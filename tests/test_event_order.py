@@ -12,6 +12,8 @@ import pytest
 PROGRAMS = Path(__file__).parent / "programs"
 SAVE_AND_LOAD = f"{PROGRAMS / 'spec_events.py'}:save_and_load"
 SPEC = "G(save_begin -> (!load U save_end))"
+# Its ranks are torch ranks.
+pytestmark = pytest.mark.torch
 
 
 def run_cli(*arguments: str) -> subprocess.CompletedProcess:

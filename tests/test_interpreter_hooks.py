@@ -13,6 +13,8 @@ import sys
 import threading
 from pathlib import Path
 
+import pytest
+
 from dnsse.search.campaign import CampaignConfig, run_campaign
 
 PROGRAMS = Path(__file__).parent / "programs"
@@ -22,6 +24,7 @@ def _hooks() -> tuple:
     return sys.excepthook, threading.excepthook, sys.unraisablehook, sys.getrecursionlimit()
 
 
+@pytest.mark.torch
 def test_torch_ranks_do_not_stack_excepthooks_across_executions(tmp_path: Path) -> None:
     before = _hooks()
     result = run_campaign(

@@ -14,7 +14,9 @@ from helpers import SeededChooser
 from dnsse.cli import main
 from dnsse.engine.runner import run_execution
 from dnsse.engine.target import LoadedTarget, TargetSpec
-from dnsse.frameworks.torch_dist.framework import TorchFramework
+
+pytest.importorskip("torch", reason="torch is not installed for this Python (it is an optional dependency)")
+from dnsse.frameworks.torch_dist.framework import TorchFramework  # noqa: E402 - imports torch
 
 REAL = Path(__file__).parent / "real_programs"
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
 from helpers import run_torch
 
 from dnsse.engine.bugs import BugKind
+
+pytestmark = pytest.mark.torch
 
 
 def test_modifying_an_async_all_reduce_buffer_before_wait_is_a_bug():

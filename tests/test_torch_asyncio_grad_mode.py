@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-import torch
+torch = pytest.importorskip("torch", reason="torch is not installed for this Python (it is an optional dependency)")
 
 from dnsse.cli import main
 

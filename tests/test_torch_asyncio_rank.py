@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import pytest
+
 from pathlib import Path
 
 from helpers import PROGRAMS, run_torch
 
 from dnsse.cli import main
 from dnsse.engine.bugs import BugKind
+
+pytestmark = pytest.mark.torch
 
 
 def test_a_collective_issued_by_an_asyncio_task_reaches_the_ranks_group() -> None:

@@ -7,6 +7,8 @@ from helpers import run_torch
 
 from dnsse.engine.bugs import BugKind
 
+pytestmark = pytest.mark.torch
+
 
 @pytest.mark.parametrize(
     ("spec", "world_size"),

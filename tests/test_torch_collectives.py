@@ -11,6 +11,8 @@ from helpers import PROGRAMS, run_torch
 
 from dnsse.engine.bugs import BugKind
 
+pytestmark = pytest.mark.torch
+
 
 def test_every_collective_computes_the_values_worked_out_by_hand():
     for result in run_torch("torch_values.py:checked", seeds=range(50)):

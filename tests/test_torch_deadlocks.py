@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
 from helpers import run_torch
 
 from dnsse.engine.bugs import BugKind
+
+pytestmark = pytest.mark.torch
 
 
 def _details(spec: str) -> list[str]:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import pytest
 from helpers import SeededChooser, load_program
 
 from dnsse.engine.determinism import Expected
 from dnsse.engine.choices import ReplayChooser
 from dnsse.engine.runner import run_execution
-from dnsse.frameworks.torch_dist.framework import TorchFramework
+
+pytest.importorskip("torch", reason="torch is not installed for this Python (it is an optional dependency)")
+from dnsse.frameworks.torch_dist.framework import TorchFramework  # noqa: E402 - imports torch
 
 
 def _runs(spec: str, seeds: range) -> tuple[list, list]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-import torch
+torch = pytest.importorskip("torch", reason="torch is not installed for this Python (it is an optional dependency)")
 import torch.distributed as dist
 from helpers import load_program, run_torch
 

@@ -15,6 +15,8 @@ import pytest
 
 from dnsse.cli import main
 
+pytestmark = pytest.mark.torch
+
 REAL = Path(__file__).parent / "real_programs"
 PROGRAMS = REAL / "nccl_vs_gloo.py"
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
 from helpers import run_torch
 
 from dnsse.engine.bugs import BugKind
+
+pytestmark = pytest.mark.torch
 
 
 def test_two_ranks_that_both_send_first_deadlock_and_the_report_says_so():
