@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import json
 import random
+import subprocess
+import sys
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Sequence
 
@@ -22,6 +25,18 @@ def torch_marks(program: Path) -> list[pytest.MarkDecorator]:
     roots = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
     roots |= {(node.module or "").split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
     return [pytest.mark.torch] if "torch" in roots else []
+
+
+def check_report(tmp_path: Path, target: str, strategy: str, seed: int, budget: int, *extra: str) -> tuple[int, dict]:
+    """``dnsse check`` of ``target`` without minimizing (the exit status must be 0 or 1): its status and JSON report."""
+    report = tmp_path / f"{target.rsplit(':', 1)[1]}-{strategy}-{seed}.json"
+    result = subprocess.run(
+        [sys.executable, "-m", "dnsse.cli", "check", target, "--strategy", strategy, "--seed", str(seed),
+         "--budget", str(budget), "--no-minimize", "--out", str(tmp_path / "out"), "--json", str(report), *extra],
+        capture_output=True, text=True, timeout=600,
+    )
+    assert result.returncode in (0, 1), result.stdout + result.stderr
+    return result.returncode, json.loads(report.read_text())
 
 
 class SeededChooser:

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from helpers import check_report
 
 from dnsse.advisor.collectives import collective_delays
 from dnsse.advisor.summary import RunSummary, Step
@@ -51,15 +49,7 @@ def test_a_collective_one_rank_reached_alone_gives_no_hint() -> None:
 
 
 def _check(tmp_path: Path, entry: str, strategy: str, seed: int, budget: int = 300) -> tuple[int, dict]:
-    report = tmp_path / f"{entry}-{strategy}-{seed}.json"
-    result = subprocess.run(
-        [sys.executable, "-m", "dnsse.cli", "check", f"{PROGRAM}:{entry}", "--world-size", "3", "--strategy", strategy,
-         "--seed", str(seed), "--budget", str(budget), "--no-minimize", "--out", str(tmp_path / "out"),
-         "--json", str(report)],
-        capture_output=True, text=True, timeout=600,
-    )
-    assert result.returncode in (0, 1), result.stdout + result.stderr
-    return result.returncode, json.loads(report.read_text())
+    return check_report(tmp_path, f"{PROGRAM}:{entry}", strategy, seed, budget, "--world-size", "3")
 
 
 @pytest.mark.torch

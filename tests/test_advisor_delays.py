@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
+
+from helpers import check_report
 
 from dnsse.advisor.delays import lock_holder_delays, starved_callers
 from dnsse.advisor.hints import DelayHint, OperationRef, parse_hints
@@ -91,14 +90,7 @@ def test_a_shape_not_tried_yet_goes_before_the_shapes_tried() -> None:
 
 
 def _check(tmp_path: Path, target: str, strategy: str, seed: int, budget: int = 300) -> tuple[int, dict]:
-    report = tmp_path / f"{target.rsplit(':', 1)[1]}-{strategy}-{seed}.json"
-    result = subprocess.run(
-        [sys.executable, "-m", "dnsse.cli", "check", f"{PROGRAMS}/{target}", "--strategy", strategy, "--seed", str(seed),
-         "--budget", str(budget), "--no-minimize", "--out", str(tmp_path / "out"), "--json", str(report)],
-        capture_output=True, text=True, timeout=600,
-    )
-    assert result.returncode in (0, 1), result.stdout + result.stderr
-    return result.returncode, json.loads(report.read_text())
+    return check_report(tmp_path, f"{PROGRAMS}/{target}", strategy, seed, budget)
 
 
 def _guided_beats_random(tmp_path: Path, target: str, shape: str, kind: str) -> None:

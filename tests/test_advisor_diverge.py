@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from helpers import check_report
 
 import z3
 
@@ -45,14 +43,7 @@ def test_no_value_when_the_ranges_leave_none() -> None:
 
 
 def _check(tmp_path: Path, entry: str, strategy: str, seed: int, budget: int = 300) -> tuple[int, dict]:
-    report = tmp_path / f"{entry}-{strategy}-{seed}.json"
-    result = subprocess.run(
-        [sys.executable, "-m", "dnsse.cli", "check", f"{PROGRAM}:{entry}", "--strategy", strategy, "--seed", str(seed),
-         "--budget", str(budget), "--no-minimize", "--out", str(tmp_path / "out"), "--json", str(report)],
-        capture_output=True, text=True, timeout=600,
-    )
-    assert result.returncode in (0, 1), result.stdout + result.stderr
-    return result.returncode, json.loads(report.read_text())
+    return check_report(tmp_path, f"{PROGRAM}:{entry}", strategy, seed, budget)
 
 
 @pytest.mark.torch

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
+
+from helpers import check_report
 
 from dnsse.advisor.actor_calls import calls_in, state_changing_methods
 from dnsse.advisor.hints import FaultHint, parse_hints
@@ -90,14 +89,7 @@ def test_the_chooser_crashes_the_first_call_after_the_hinted_one_and_nothing_els
 
 
 def _check(tmp_path: Path, entry: str, strategy: str, seed: int, budget: int = 300) -> tuple[int, dict]:
-    report = tmp_path / f"{entry}-{strategy}-{seed}.json"
-    result = subprocess.run(
-        [sys.executable, "-m", "dnsse.cli", "check", f"{PROGRAM}:{entry}", "--strategy", strategy, "--seed", str(seed),
-         "--budget", str(budget), "--no-minimize", "--out", str(tmp_path / "out"), "--json", str(report)],
-        capture_output=True, text=True, timeout=600,
-    )
-    assert result.returncode in (0, 1), result.stdout + result.stderr
-    return result.returncode, json.loads(report.read_text())
+    return check_report(tmp_path, f"{PROGRAM}:{entry}", strategy, seed, budget)
 
 
 def test_the_crash_hint_finds_the_lost_update_on_restart_sooner_than_random(tmp_path: Path) -> None:
