@@ -6,7 +6,12 @@ schedules, one process, no supervising process):
 - ``speed/ranks_program.py``: five all-reduces, one send/recv per pair of
   ranks and a barrier, for world sizes 2, 4, 8, 16, 32 and 64;
 - ``speed/ten_collectives.py``: the two-rank program of ten collectives of
-  ``engine_speed.py``.
+  ``engine_speed.py``;
+- ``speed/empty.py:torch_main``, whose ranks return at once, at the same
+  world sizes: the fixed cost of an execution (the ranks' threads, module
+  copies and default groups, isolation, teardown), measured apart from the
+  cost of the steps. Each row's cost per step is its cost less that fixed
+  cost, over its steps.
 
 Each figure is given in CPU time (``time.process_time``: every thread of the
 process; only one agent runs at a time, so on an idle core it is the wall
@@ -30,17 +35,20 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 RANKS_PROGRAM = HERE / "speed" / "ranks_program.py"
 TEN_COLLECTIVES = HERE / "speed" / "ten_collectives.py"
+EMPTY = HERE / "speed" / "empty.py"
 WORLD_SIZES = (2, 4, 8, 16, 32, 64)
 
 
-def seconds_per_execution(program: Path, world_size: int, executions: int) -> tuple[float, float, int]:
+def seconds_per_execution(
+    program: Path, world_size: int, executions: int, function: str = "main"
+) -> tuple[float, float, int]:
     """CPU seconds and wall seconds per execution, and the steps of the last one."""
     from dnsse.engine.runner import run_execution
     from dnsse.engine.target import LoadedTarget, TargetSpec
     from dnsse.frameworks.torch_dist.framework import TorchFramework
     from dnsse.search.random_walk import RandomChooser
 
-    target = LoadedTarget(TargetSpec.parse(f"{program}:main"))
+    target = LoadedTarget(TargetSpec.parse(f"{program}:{function}"))
     framework = TorchFramework(world_size)
     with framework.activate():
         run_execution(target, framework, RandomChooser(0))  # first-use caches
@@ -61,25 +69,43 @@ def main() -> None:
     sizes = [int(size) for size in arguments.sizes.split(",")]
     measures = {f"ranks_program, {size} ranks": (RANKS_PROGRAM, size) for size in sizes}
     measures["ten_collectives, 2 ranks"] = (TEN_COLLECTIVES, 2)
+    fixed_sizes = sorted({*sizes, 2})
     samples: dict[str, list[tuple[float, float, int]]] = {name: [] for name in measures}
+    fixed_samples: dict[int, list[tuple[float, float, int]]] = {size: [] for size in fixed_sizes}
     for _ in range(arguments.repeats):
         for name, (program, size) in measures.items():
             count = max(4, arguments.executions * 2 // size)
             samples[name].append(seconds_per_execution(program, size, count))
-    figures = {}
+        for size in fixed_sizes:
+            count = max(4, arguments.executions * 2 // size)
+            fixed_samples[size].append(seconds_per_execution(EMPTY, size, count, "torch_main"))
+    fixed = {size: statistics.median(s[0] for s in fixed_samples[size]) for size in fixed_sizes}
+    figures: dict[str, dict] = {}
     print(f"Median of {arguments.repeats} alternating rounds.\n")
-    print("| program | ranks | steps | CPU ms / execution | executions/s (CPU) | wall ms / execution | executions/s (wall) |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
+    print(
+        "| program | ranks | steps | CPU ms / execution | executions/s (CPU) | wall ms / execution "
+        "| executions/s (wall) | fixed CPU ms (ranks return at once) | CPU us / step beyond it |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for name, (program, size) in measures.items():
         cpu = statistics.median(s[0] for s in samples[name])
         wall = statistics.median(s[1] for s in samples[name])
         steps = samples[name][-1][2]
-        figures[name] = {"ranks": size, "steps": steps, "cpu_s": cpu, "wall_s": wall}
-        print(f"| {program.stem} | {size} | {steps} | {1000 * cpu:.2f} | {1 / cpu:,.0f} | {1000 * wall:.2f} | {1 / wall:,.0f} |")
+        per_step = (cpu - fixed[size]) / steps
+        figures[name] = {
+            "ranks": size, "steps": steps, "cpu_s": cpu, "wall_s": wall, "fixed_cpu_s": fixed[size], "step_cpu_s": per_step
+        }
+        print(
+            f"| {program.stem} | {size} | {steps} | {1000 * cpu:.2f} | {1 / cpu:,.0f} | {1000 * wall:.2f} "
+            f"| {1 / wall:,.0f} | {1000 * fixed[size]:.2f} | {1e6 * per_step:.0f} |"
+        )
+    if len(fixed_sizes) > 1:
+        slope = statistics.linear_regression(fixed_sizes, [fixed[size] for size in fixed_sizes]).slope
+        print(f"\nFixed cost of one more rank (ranks that return at once, CPU): {1000 * slope:.3f} ms")
     if len(sizes) > 1:
         ranks = [figures[f"ranks_program, {size} ranks"] for size in sizes]
         slope = statistics.linear_regression(sizes, [r["cpu_s"] for r in ranks]).slope
-        print(f"\nOne more rank of ranks_program (slope over {sizes[0]}..{sizes[-1]} ranks, CPU): {1000 * slope:.2f} ms")
+        print(f"One more rank of ranks_program (slope over {sizes[0]}..{sizes[-1]} ranks, CPU): {1000 * slope:.2f} ms")
     if arguments.json:
         arguments.json.write_text(json.dumps(figures, indent=1))
 

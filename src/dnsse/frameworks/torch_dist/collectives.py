@@ -41,6 +41,7 @@ from dnsse.frameworks.torch_dist.work import (
     Work,
     buffer_bug,
     same,
+    synchronous_work,
 )
 from dnsse.frameworks.torch_dist.world import RankState, call_site
 
@@ -49,7 +50,7 @@ if TYPE_CHECKING:
     from dnsse.frameworks.torch_dist.ops import CollectiveCall
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Part:
     """One member's side of one collective instance."""
 
@@ -203,7 +204,7 @@ class Instance:
 
     def _compute(self) -> None:
         parts: list[Part] = self.parts  # type: ignore[assignment]
-        inputs = [part.snapshot if part.asynchronous else part.call.read() for part in parts]
+        inputs = [part.snapshot if part.asynchronous else part.call.read_blocked() for part in parts]
         self.results = type(parts[0].call).compute([part.call for part in parts], inputs)
         for part in parts:
             if not part.asynchronous:
@@ -301,7 +302,7 @@ class Collectives:
                 state.waiting_in = None
             if not arrived:
                 raise RuntimeError(timeout[1](instance))  # type: ignore[index]
-        return Work(state, part, synchronous=True)
+        return synchronous_work(state, part)
 
     def monitored_barrier(self, state: RankState, group: Group, timeout: timedelta | None, wait_all: bool) -> None:
         """gloo's monitored barrier: when it times out, the group's first rank names who is missing."""

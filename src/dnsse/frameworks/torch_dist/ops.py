@@ -29,20 +29,26 @@ _FOLDS: dict[object, Callable[[torch.Tensor, torch.Tensor], torch.Tensor]] = {
 }
 
 
+# pybind11 looks an enum member's name up at every ``.name``: read once per reduction. Keyed by
+# identity (the members live as long as their class), as hashing a pybind11 enum calls into C++.
+_OP_NAMES: dict[int, str] = {id(op): op.name for op in (*_FOLDS, RedOpType.AVG)}  # type: ignore[attr-defined]
+
+
 def op_type(op: object) -> object:
     """``ReduceOp.SUM`` and ``ReduceOp(ReduceOp.SUM)`` both name one reduction."""
-    kind = getattr(op, "op", op)
+    # The usual argument, checked first: getattr with a default raises and catches an AttributeError on it.
+    kind = op if type(op) is RedOpType else getattr(op, "op", op)
+    if id(kind) in _OP_NAMES:  # a member of the enum itself: known, without hashing it
+        return kind
     if kind not in _FOLDS and kind != RedOpType.AVG:
         raise ValueError(f"dnsse supports the reductions SUM, PRODUCT, MIN, MAX, AVG, BAND, BOR, BXOR; got {op!r}")
     return kind
 
 
-# pybind11 looks an enum member's name up at every ``.name``: read once per reduction.
-_OP_NAMES: dict[object, str] = {op: op.name for op in (*_FOLDS, RedOpType.AVG)}  # type: ignore[attr-defined]
 
 
 def op_name(op: object) -> str:
-    name = _OP_NAMES.get(op)
+    name = _OP_NAMES.get(id(op))
     return name if name is not None else getattr(op, "name", str(op))
 
 
@@ -127,6 +133,15 @@ class CollectiveCall:
     def read(self) -> list:
         return _clone(self.inputs())
 
+    def read_blocked(self) -> list:
+        """The inputs of a member blocked in the collective, read just before ``compute``.
+
+        They cannot change before the results are written, so an op whose
+        ``compute`` makes new tensors from them, read in full before any
+        write, may take them as they are; every other op takes copies.
+        """
+        return self.read()
+
     @staticmethod
     def compute(calls: Sequence[CollectiveCall], inputs: Sequence[list]) -> list[list]:
         raise NotImplementedError
@@ -137,6 +152,8 @@ class CollectiveCall:
 
 
 def _describe_all(tensors: Sequence[torch.Tensor]) -> str:
+    if len(tensors) == 1:  # the usual case, without a generator
+        return describe(tensors[0])
     return ", ".join(describe(t) for t in tensors)
 
 
@@ -153,6 +170,10 @@ class AllReduce(CollectiveCall):
         return self.tensors
 
     def outputs(self) -> list:
+        return self.tensors
+
+    def read_blocked(self) -> list:
+        # compute folds them into new tensors (one member's own tensor is written back onto itself).
         return self.tensors
 
     @staticmethod

@@ -238,6 +238,22 @@ class Work(torch.distributed.Work):
         return f"<dnsse Work {self._part.op} on rank {self._state.rank}{' done' if self._part.done else ''}>"
 
 
+def synchronous_work(state: RankState, part: AsyncPart) -> Work:
+    """The Work of a synchronous collective: complete when returned, for ``part``.
+
+    torch's Python API, the only caller that gets one (see
+    ``backend._caller_waits``), waits on it at once and drops it, so one
+    Work per rank serves them all: making a Work (a C++ object behind
+    pybind11) cost more than the rest of the handle.
+    """
+    work = state.synchronous_work
+    if work is None:
+        work = state.synchronous_work = Work(state, part, synchronous=True)
+    else:
+        work._part = part  # type: ignore[attr-defined]
+    return work  # type: ignore[return-value]
+
+
 def _complete_backward_works(state: RankState) -> None:
     """The end of a backward pass: wait for the operations it launched and complete their futures."""
     works, state.backward_works = state.backward_works, []

@@ -70,6 +70,8 @@ class RankState:
     exiting: bool = False
     # Async operations whose futures C++ holds during this backward pass (see Work.get_future).
     backward_works: list = field(default_factory=list)
+    # The Work every synchronous collective of the rank returns (see work.synchronous_work).
+    synchronous_work: object = None
 
     @property
     def agent(self) -> ThreadAgent:
