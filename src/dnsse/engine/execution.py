@@ -28,6 +28,7 @@ from dnsse.engine.location import frame_location, source_line
 from dnsse.engine.object_names import ObjectNames
 from dnsse.engine.untraced import gettrace, settrace
 from dnsse.engine.operation import Access, Operation, expiry_of
+from dnsse.engine.run_wait import acquire_within
 from dnsse.engine.running import ExecutionAborted, current_agent
 from dnsse.errors import NotUnderControl
 
@@ -516,7 +517,7 @@ class Execution:
         chosen = self.first_agent()
         if chosen is not None:
             self._hand_to(chosen)
-        if not self._finished.acquire(timeout=self.limits.max_seconds):
+        if not acquire_within(self._finished, self.limits.max_seconds):
             self.give_up()
         self.elapsed_s = time.perf_counter() - self.started_at
         self._unwind()
@@ -554,7 +555,7 @@ class Execution:
             except RuntimeError:
                 pass  # already handed the baton; it is on its way out
             remaining = max(0.0, deadline - time.perf_counter())
-            if agent.exited.acquire(timeout=remaining):
+            if acquire_within(agent.exited, remaining):
                 agent.exited.release()
 
 

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 
 from dnsse.engine import host_thread, thread_state
 from dnsse.engine.agent import ThreadAgent
+from dnsse.engine.run_wait import acquire_within
 
 if TYPE_CHECKING:
     from dnsse.engine.execution import Execution
@@ -69,14 +70,14 @@ class GreenletHost:
         # would take the interpreter lock from the unwinding host for a whole switch interval.
         execution = self.execution
         limits = execution.limits
-        if self.done.acquire(timeout=limits.max_seconds):
+        if acquire_within(self.done, limits.max_seconds):
             self.done.release()
             host_thread.give_back(host)
             return
         if not (execution.aborted or execution.completed):
             execution.give_up()
         # The rest is unwinding; an agent stuck outside control holds the host for good.
-        if self.done.acquire(timeout=limits.unwind_seconds):
+        if acquire_within(self.done, limits.unwind_seconds):
             self.done.release()
 
     # ------------------------------------------------------------ switching
