@@ -112,13 +112,18 @@ class Thread:
     def run(self) -> None:
         try:
             if self._target is not None:
-                agent = current_agent()
-                if agent is not None:
-                    plan = runtime_for(agent.execution).plan
-                    call_from_outside(agent, plan, self._target, [*self._args, *self._kwargs.values()])
+                self._announce_target()
                 self._target(*self._args, **self._kwargs)
         finally:
             del self._target, self._args, self._kwargs
+
+    @untraced
+    def _announce_target(self) -> None:
+        """The call of the target, a scheduling point when it touches data (see ``call_from_outside``)."""
+        agent = current_agent()
+        if agent is not None:
+            plan = runtime_for(agent.execution).plan
+            call_from_outside(agent, plan, self._target, [*self._args, *self._kwargs.values()])
 
     @untraced
     def join(self, timeout: float | None = None) -> None:
