@@ -112,6 +112,9 @@ def rlock():
     with lock:
         with lock:
             assert lock._is_owned()
+            # What multiprocessing's resource tracker asks of its module-level RLock.
+            assert lock._recursion_count() == 2
+    assert lock._recursion_count() == 0
     try:
         lock.release()
     except RuntimeError as error:
@@ -130,6 +133,7 @@ def rlock():
     t = threading.Thread(target=owner)
     t.start()
     held.wait()
+    results.append(lock._recursion_count())
     results.append(lock.acquire(blocking=False))
     try:
         lock.release()
@@ -137,7 +141,7 @@ def rlock():
         results.append("refused")
     done.set()
     t.join()
-    assert results == [False, "refused"]
+    assert results == [0, False, "refused"]
 
 
 def lock_errors():

@@ -189,6 +189,10 @@ class RLock(_HeldLock):
     def _is_owned(self) -> bool:
         return self._owner == owner_identity()
 
+    def _recursion_count(self) -> int:
+        """How often the caller holds the lock (0 when another does): as CPython's RLock answers it."""
+        return self._count if self._owner == owner_identity() else 0
+
     def _release_save(self) -> tuple[int, Any]:
         me = owner_identity()
         with self._guard:
