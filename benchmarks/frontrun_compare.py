@@ -16,6 +16,11 @@ without its supervising process and reports), against frontrun's search in
 CPU seconds (``time.process_time`` around ``frontrun.explore``, all its
 threads).
 
+Before the runs, dnsse's modules are compiled to bytecode (``compileall``),
+as an installed package's are, as frontrun's are in its virtualenv: run from
+a source tree with ``PYTHONDONTWRITEBYTECODE=1``, every ``dnsse check``
+would otherwise compile them again and its start-up would measure that.
+
 frontrun is not a dependency of dnsse: ``--install`` puts it (0.7.0 unless
 ``--frontrun-version`` says otherwise) into a virtualenv of its own under
 ``DNSSE_BENCH_CACHE`` (default ``~/.cache/dnsse-bench``). Without it, or when
@@ -162,6 +167,13 @@ def _dnsse_cpu_child(program: str, executions: int, seed: int) -> None:
     print(json.dumps({"executions": result.executions, "cpu_s": cpu}))
 
 
+def _compile_dnsse() -> None:
+    """Write the bytecode caches of dnsse's modules (an installed package has them)."""
+    import dnsse
+
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(Path(dnsse.__file__).parent)], capture_output=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--install", action="store_true", help="install frontrun into its own virtualenv if missing")
@@ -188,6 +200,7 @@ def main() -> None:
     if version is None:
         print(f"frontrun comparison skipped: frontrun is not installed under {VENV} (run with --install)")
         return
+    _compile_dnsse()
     print(f"dnsse (Python {sys.version.split()[0]}) against frontrun {version}: random strategy, "
           f"{arguments.executions} executions a run, seeds {arguments.seeds}, runs alternating\n")
     print("| program | dnsse ex/s (median) | frontrun ex/s (median) | ratio of medians | median of paired ratios "
