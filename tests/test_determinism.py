@@ -77,6 +77,7 @@ def test_every_execution_starts_in_an_empty_private_directory(function: str, tmp
     assert status == 0, capsys.readouterr().out
 
 
+@pytest.mark.torch
 def test_torchs_generator_is_seeded_from_the_choices() -> None:
     target = load_program("determinism/torch_draws.py:main")
     framework = ThreadsFramework()
@@ -97,6 +98,7 @@ def test_every_random_source_is_drawn_from_the_choices() -> None:
     assert os.urandom(8) != os.urandom(8)
 
 
+@pytest.mark.torch
 def test_torch_reads_virtual_time_and_its_flags_are_restored(tmp_path: Path, capsys) -> None:
     torch = pytest.importorskip("torch")
     status = main(["check", f"{PROGRAMS}/clock_torch.py:main", "--strategy", "random", "--out", str(tmp_path)])

@@ -14,6 +14,7 @@ import textwrap
 from pathlib import Path
 from typing import Callable
 
+import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -184,5 +185,6 @@ def test_dfs_sees_every_bug_and_final_state_of_generated_threaded_programs(tmp_p
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.function_scoped_fixture],
 )
 @given(source=torch_programs())
+@pytest.mark.torch
 def test_dfs_sees_every_bug_and_final_state_of_generated_message_passing_programs(tmp_path: Path, source: str) -> None:
     compare(tmp_path, source, world_size=3)
