@@ -39,7 +39,6 @@ from typing import Callable
 import dnsse
 from dnsse.coverage.arcs import ArcRecorder
 from dnsse.coverage.recorder import arc_recorder
-from dnsse.engine.inputs import show_value
 from dnsse.engine.memory import is_exhausted
 from dnsse.engine.runner import ExecutionResult
 from dnsse.engine.target import LoadedTarget
@@ -61,7 +60,7 @@ from dnsse.search.control import CampaignControl
 from dnsse.search.ray_progress import resumed_at, save_on_ray
 from dnsse.search.registry import make_strategy
 from dnsse.search.strategy import Strategy, notes_of
-from dnsse.search.worker_reports import merge_reported_arcs, result_from_report
+from dnsse.search.worker_reports import execution_report, merge_reported_arcs, result_from_report
 from dnsse.search.worker_totals import WorkerTotals
 from dnsse.search.corpus_share import sharded
 
@@ -291,18 +290,8 @@ def reported(
 
 
 def report_of(index: int, result: ExecutionResult, elapsed_s: float) -> dict:
-    """One execution as a task returns it (arcs go with a task's last report)."""
-    return {
-        "index": index,
-        "bug": result.bug.to_json() if result.bug is not None else None,
-        "choices": [choice.to_json() for choice in result.choices],
-        "inputs": {name: show_value(value) for name, value in result.inputs.items()},
-        "steps": result.steps,
-        "elapsed_s": elapsed_s,
-        "divergence": result.divergence,
-        "inconclusive": result.inconclusive.to_json() if result.inconclusive is not None else None,
-        "arcs": {},
-    }
+    """One execution as a task returns it: a worker process's report, timed by the task (arcs go with its last report)."""
+    return {**execution_report(index, result), "elapsed_s": elapsed_s, "arcs": {}}
 
 
 def semantics_of(campaign: Campaign) -> str | None:
