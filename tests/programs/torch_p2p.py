@@ -86,3 +86,23 @@ def irecv_read_early(rank, world_size):
         total = buffer.sum()  # the bug: the receive buffer belongs to irecv until wait()
         work.wait()
         assert total.item() in (0.0, 2.0)
+
+
+def isend_isend(rank, world_size):
+    """Both ranks isend first: the sends do not wait, so each reaches its recv."""
+    peer = 1 - rank
+    work = dist.isend(torch.tensor([float(rank)]), dst=peer)
+    inbox = torch.zeros(1)
+    dist.recv(inbox, src=peer)
+    work.wait()
+    assert inbox.item() == float(peer)
+
+
+def blocking_then_async_all_reduce(rank, world_size):
+    """The first all-reduce blocks where it is issued; the second runs as a transfer of its own until wait()."""
+    first = torch.tensor([rank + 1.0])
+    dist.all_reduce(first)
+    second = torch.tensor([rank + 10.0])
+    work = dist.all_reduce(second, async_op=True)
+    work.wait()
+    assert (first.item(), second.item()) == (3.0, 21.0)

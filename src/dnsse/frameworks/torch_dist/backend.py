@@ -18,8 +18,10 @@ separate steps until ``Work.wait()``.
 
 from __future__ import annotations
 
+import os
 import sys
 from datetime import timedelta
+from types import FrameType
 
 import torch
 import torch.distributed as dist
@@ -35,27 +37,40 @@ from dnsse.frameworks.torch_dist.world import RankState
 _C10D_FILE = distributed_c10d.__file__
 # torch wraps its API in a logging decorator: its frames sit between send and isend.
 _LOGGER_FILE = c10d_logger.__file__
+# The helpers of this package that may stand between torch's API and a backend method.
+_OURS = os.path.dirname(__file__) + os.sep
 _BLOCKING_P2P = frozenset({"send", "recv"})
 _ASYNC_P2P = frozenset({"isend", "irecv"})
 
 
-def _caller_waits(depth: int) -> bool:
-    """Is the frame ``depth`` levels up torch's Python API, asking for a blocking operation?
+def _caller_waits() -> bool:
+    """Did torch's Python API call this backend method asking for a blocking operation?
 
     Such a caller waits on the Work at once, so the operation can block where
     it is issued; that keeps the report's "waits for all_reduce #3" precise.
+    The caller is the first frame up the stack that is neither dnsse's (this
+    package's helpers, however many) nor torch's logging decorator; called
+    from C++ (DDP's reducer, functional collectives), it is not torch's API.
     """
-    frame = sys._getframe(depth)
-    code = frame.f_code
-    if code.co_filename != _C10D_FILE:
+    frame = _torch_frame(sys._getframe(1))
+    if frame is None or frame.f_code.co_filename != _C10D_FILE:
         return False
-    if code.co_name in _ASYNC_P2P:
+    name = frame.f_code.co_name
+    if name in _ASYNC_P2P:
         # torch's send and recv are isend and irecv followed by wait().
-        outer = frame.f_back
-        while outer is not None and outer.f_code.co_filename == _LOGGER_FILE:
-            outer = outer.f_back
+        outer = _torch_frame(frame.f_back)
         return outer is not None and outer.f_code.co_filename == _C10D_FILE and outer.f_code.co_name in _BLOCKING_P2P
     return frame.f_locals.get("async_op") is False
+
+
+def _torch_frame(frame: FrameType | None) -> FrameType | None:
+    """``frame`` or the first frame above it that is neither this package's nor torch's logging decorator's."""
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if filename != _LOGGER_FILE and not filename.startswith(_OURS):
+            return frame
+        frame = frame.f_back
+    return None
 
 
 def _reduce_op(opts: object) -> object:
@@ -105,8 +120,7 @@ class ControlledProcessGroup(dist.ProcessGroup):
 
     # --------------------------------------------------------- collectives
     def _issue(self, call: ops.CollectiveCall) -> Work:
-        # Frames up: _caller_waits, _issue, the method, its caller.
-        asynchronous = not _caller_waits(3)
+        asynchronous = not _caller_waits()
         return apart(self.state.world.collectives.issue, self.state, self.group, call, asynchronous)
 
     def _root(self, opts: object) -> tuple[int, int]:
@@ -219,7 +233,7 @@ class ControlledProcessGroup(dist.ProcessGroup):
 
     # ------------------------------------------------------ point-to-point
     def send(self, tensors: list[torch.Tensor], dst: int, tag: int = 0) -> Work:
-        blocking = _caller_waits(2)
+        blocking = _caller_waits()
         state = self.state
         message = apart(
             state.world.mailboxes.send,
@@ -228,10 +242,10 @@ class ControlledProcessGroup(dist.ProcessGroup):
         return apart(Work, state, message, blocking and not uses_nccl(state, self.group))
 
     def recv(self, tensors: list[torch.Tensor], src: int, tag: int = 0) -> Work:
-        return self._receive(tensors[0], self.group.ranks[src], tag, _caller_waits(2))
+        return self._receive(tensors[0], self.group.ranks[src], tag, _caller_waits())
 
     def recv_anysource(self, tensors: list[torch.Tensor], tag: int = 0) -> Work:
-        return self._receive(tensors[0], None, tag, _caller_waits(2))
+        return self._receive(tensors[0], None, tag, _caller_waits())
 
     def _receive(self, buffer: torch.Tensor, src: int | None, tag: int, blocking: bool) -> Work:
         state = self.state

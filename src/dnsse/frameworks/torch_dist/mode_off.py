@@ -40,12 +40,12 @@ def rank_mode_on_top() -> object | None:
     return mode if isinstance(mode, RankModeMark) else None
 
 
-def apart(function: Callable[..., _T], *args: object) -> _T:
-    """``function(*args)`` with the rank's mode off when it is the innermost mode (a program's own mode stays)."""
+def apart(function: Callable[..., _T], *args: object, **kwargs: object) -> _T:
+    """``function(*args, **kwargs)`` with the rank's mode off when it is innermost (a program's own mode stays)."""
     if rank_mode_on_top() is None:
-        return function(*args)
+        return function(*args, **kwargs)
     mode = _pop()
     try:
-        return function(*args)
+        return function(*args, **kwargs)
     finally:
         _push(mode)

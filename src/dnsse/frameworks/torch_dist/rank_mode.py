@@ -26,7 +26,7 @@ from torch.overrides import TorchFunctionMode
 from dnsse.engine.execution import ExecutionAborted
 from dnsse.frameworks.torch_dist.cpu_devices import on_cpu
 from dnsse.frameworks.torch_dist.guard import Unsettled, overlapping, program_frame, read_bug, spans_of, touched
-from dnsse.frameworks.torch_dist.mode_off import RankModeMark, rank_mode_on_top
+from dnsse.frameworks.torch_dist.mode_off import RankModeMark, apart, rank_mode_on_top
 from dnsse.frameworks.torch_dist.streams import wait_for
 from dnsse.frameworks.torch_dist.world import RankState, act_for, rank_here
 from dnsse.frameworks.threads.inheritance import ThreadState
@@ -77,8 +77,6 @@ class RankMode(RankModeMark, TorchFunctionMode):
 
 _torch_handle = torch.overrides.handle_torch_function
 _modes_enabled = torch._C._is_torch_function_mode_enabled
-_pop = torch._C._pop_torch_function_stack
-_push = torch._C._push_on_torch_function_stack
 
 
 def handle_c10d(public_api: Callable, relevant_args: Any, *args: Any, **kwargs: Any) -> Any:
@@ -92,11 +90,7 @@ def handle_c10d(public_api: Callable, relevant_args: Any, *args: Any, **kwargs: 
     """
     mode = rank_mode_on_top()
     if mode is not None and mode.idle() and "device" not in kwargs and _modes_enabled():  # type: ignore[attr-defined]
-        _pop()
-        try:
-            return public_api(*args, **kwargs)
-        finally:
-            _push(mode)
+        return apart(public_api, *args, **kwargs)
     return _torch_handle(public_api, relevant_args, *args, **kwargs)
 
 

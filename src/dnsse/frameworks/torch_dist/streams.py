@@ -48,15 +48,10 @@ if TYPE_CHECKING:
 
 _C10D_FILE = distributed_c10d.__file__
 # Between the program and the API's wait: torch's logging decorator, and the
-# torch function dispatch that takes the call through each rank's mode.
-_API_FRAMES = frozenset(
-    {
-        _C10D_FILE,
-        c10d_logger.__file__,
-        torch.overrides.__file__,
-        os.path.join(os.path.dirname(__file__), "rank_mode.py"),
-    }
-)
+# torch function dispatch that takes the call through each rank's mode (with
+# however many frames of this package's helpers, see :func:`_api_frame`).
+_API_FRAMES = frozenset({_C10D_FILE, c10d_logger.__file__, torch.overrides.__file__})
+_OURS = os.path.dirname(__file__) + os.sep
 # A barrier's wait blocks the host under NCCL too: ProcessGroupNCCL synchronizes the stream for it.
 _HOST_WAITS = frozenset({"barrier", "monitored_barrier"})
 
@@ -208,9 +203,13 @@ def waits_on_stream(state: RankState, op: Enqueued, caller: FrameType) -> bool:
     if caller.f_code.co_filename != _C10D_FILE:
         return False
     outer = caller.f_back
-    while outer is not None and outer.f_code.co_filename in _API_FRAMES:
+    while outer is not None and _api_frame(outer.f_code.co_filename):
         outer = outer.f_back
     return outer is not None and outer.f_code.co_filename in source_files
+
+
+def _api_frame(filename: str) -> bool:
+    return filename in _API_FRAMES or filename.startswith(_OURS)
 
 
 def wait_for(state: RankState, ops: list[Enqueued], why: str) -> None:
