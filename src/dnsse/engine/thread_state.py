@@ -115,15 +115,22 @@ class ThreadState:
             _loop_access()[1](saved.loop)
 
 
+_loop_accessors: tuple[Callable[[], object], Callable[[object], None]] | None = None
+
+
 def _loop_access() -> tuple[Callable[[], object], Callable[[object], None]]:
     """asyncio's getter and setter of the running loop.
 
     Asked only once an agent set a loop, so asyncio is imported by then; a
-    process that never runs one does not import it (~40 ms).
+    process that never runs one does not import it (~40 ms). Looked up once:
+    an import statement at every switch was a fifth of a Ray execution.
     """
-    from asyncio import events
+    global _loop_accessors
+    if _loop_accessors is None:
+        from asyncio import events
 
-    return events._get_running_loop, events._set_running_loop
+        _loop_accessors = (events._get_running_loop, events._set_running_loop)
+    return _loop_accessors
 
 
 def _check() -> bool:
