@@ -27,11 +27,13 @@ Events for specifications (actors are named ``Class#N``, tasks by function):
 
 from __future__ import annotations
 
+import contextlib
 import traceback
-from typing import ContextManager
+from typing import Iterator
 
 from dnsse.engine.agent import ThreadAgent
 from dnsse.engine.bugs import Bug, BugKind
+from dnsse.engine.collector import fewer_collections
 from dnsse.engine.execution import Execution, ExecutionAborted
 from dnsse.engine.target import InputParameter, LoadedTarget, require_no_positional_parameters
 from dnsse.frameworks.ray.deadlock import explain_deadlock
@@ -50,8 +52,11 @@ class RayFramework:
     def __init__(self, faults: bool = True) -> None:
         self.faults = faults
 
-    def activate(self) -> ContextManager[None]:
-        return controlled_ray()
+    @contextlib.contextmanager
+    def activate(self) -> Iterator[None]:
+        # Each execution leaves hundreds of objects in cycles: see dnsse.engine.collector.
+        with controlled_ray(), fewer_collections():
+            yield
 
     def inputs(self, target: LoadedTarget) -> list[InputParameter]:
         role = f"{target.spec}, the driver of a Ray program,"
