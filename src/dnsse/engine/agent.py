@@ -53,7 +53,7 @@ class Wait:
 class Agent:
     """Bookkeeping shared by both kinds of agent."""
 
-    __slots__ = ("id", "name", "execution", "done", "waiting", "pending", "daemon")
+    __slots__ = ("id", "name", "execution", "done", "waiting", "pending", "daemon", "frame")
 
     def __init__(self, execution: Execution, name: str, daemon: bool = False) -> None:
         self.execution = execution
@@ -63,6 +63,8 @@ class Agent:
         self.waiting: Wait | None = None
         self.pending: Operation = START
         self.daemon = daemon
+        # A thread agent's frame that stopped at its latest scheduling point: where it waits (none for step agents).
+        self.frame: FrameType | None = None
 
     def runnable(self) -> bool:
         if self.done:
@@ -104,7 +106,7 @@ class ThreadAgent(Agent):
     """An agent that runs ``body`` in an OS thread of its own."""
 
     __slots__ = (
-        "body", "_baton", "thread_ident", "started", "exited", "on_start", "handle", "frame", "importing",
+        "body", "_baton", "thread_ident", "started", "exited", "on_start", "handle", "importing",
         "greenlet", "saved_thread",
     )
 
@@ -129,8 +131,6 @@ class ThreadAgent(Agent):
         self.on_start = on_start
         # The user-facing object that stands for this agent (a Thread, a rank).
         self.handle: object = None
-        # The frame that stopped at the agent's latest scheduling point: where it waits.
-        self.frame: FrameType | None = None
         # Nesting of the library imports the agent is running: they run without scheduling points.
         self.importing = 0
         # Where the agents share one OS thread (dnsse.engine.greenlet_host): the

@@ -10,7 +10,10 @@ recorded, so traces stay short.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from types import CodeType
 from typing import TYPE_CHECKING, Callable, Protocol, Sequence
+
+from dnsse.engine.location import source_line_at
 
 if TYPE_CHECKING:
     from dnsse.engine.determinism import DeterminismCheck
@@ -152,28 +155,49 @@ class RecordingChooser:
     each choice with the one a followed trace recorded. ``offered(i)`` says
     what option ``i`` is (the runnable agent ``runnable[i]``, or who asks for
     a value); it is called only for the option taken, or for a message.
+
+    The engine records the scheduling choices it asks ``inner`` itself, at
+    every point, where nothing checks them (:meth:`fast_agent_choices`): as a
+    tuple in ``made`` (see :func:`agent_choice`), made a :class:`Choice` only
+    when ``choices`` is read, once the run is over. A point then makes no
+    object but that tuple.
     """
 
-    __slots__ = ("inner", "choices", "check")
+    __slots__ = ("inner", "made", "check", "_plain")
 
     def __init__(self, inner: Chooser, check: DeterminismCheck | None = None) -> None:
         self.inner = inner
-        self.choices: list[Choice] = []
+        # Every choice so far, in order: a Choice, or an agent choice's tuple not yet made one.
+        self.made: list = []
         self.check = check
+        # How many leading entries of ``made`` are Choices already.
+        self._plain = 0
+
+    @property
+    def choices(self) -> list[Choice]:
+        made = self.made
+        if self._plain < len(made):
+            for position in range(self._plain, len(made)):
+                entry = made[position]
+                if type(entry) is tuple:
+                    made[position] = agent_choice(*entry)
+            self._plain = len(made)
+        return made
+
+    def fast_agent_choices(self) -> bool:
+        """Whether the engine may ask ``inner`` for scheduling choices itself and record them as tuples.
+
+        Not while a trace is followed (each choice is checked as it is made),
+        nor for a chooser that wants what each option is named (``wants_offered``).
+        """
+        return self.check is None and not getattr(self.inner, "wants_offered", False)
 
     def next_agent(
         self, runnable: Sequence[int], current: int | None, step: int, offered: Callable[[int], Chosen]
     ) -> int:
-        # The choice of every scheduling point: the record is made here, without the general path's calls.
-        check = self.check
-        if check is not None:
-            self._before(ChoiceKind.AGENT, len(runnable), offered)
+        self._before(ChoiceKind.AGENT, len(runnable), offered)
         index = self.inner.next_agent(runnable, current, step)
-        choice = Choice(ChoiceKind.AGENT, len(runnable), index, offered(index))
-        if check is not None:
-            check.after(len(self.choices), choice)
-        self.choices.append(choice)
-        return index
+        return self._record(ChoiceKind.AGENT, len(runnable), index, offered)
 
     def next_agent_seeing(
         self,
@@ -204,14 +228,26 @@ class RecordingChooser:
     def _before(self, kind: str, options: int, offered: Callable[[int], Chosen]) -> None:
         if self.check is not None:
             count = options if kind == ChoiceKind.AGENT else 1
-            self.check.before(len(self.choices), kind, options, lambda: [offered(i) for i in range(count)])
+            self.check.before(len(self.made), kind, options, lambda: [offered(i) for i in range(count)])
 
     def _record(self, kind: str, options: int, index: int, offered: Callable[[int], Chosen]) -> int:
         choice = Choice(kind, options, index, offered(index))
         if self.check is not None:
-            self.check.after(len(self.choices), choice)
-        self.choices.append(choice)
+            self.check.after(len(self.made), choice)
+        self.made.append(choice)
         return index
+
+
+def agent_choice(options: int, index: int, agent: str, operation: str, code: CodeType | None, lasti: int) -> Choice:
+    """The scheduling choice that the engine recorded as ``(options, index, agent, operation, code, lasti)``.
+
+    ``code`` and ``lasti`` are the code and the last instruction of the
+    frame of the program where the chosen agent stood (``None``: no frame
+    of the program), read at the choice: its line, ``where``, is looked up
+    only now.
+    """
+    where = source_line_at(code, lasti) if code is not None else ""
+    return Choice(ChoiceKind.AGENT, options, index, Chosen(agent, operation, where))
 
 
 class ReplayChooser:

@@ -96,6 +96,10 @@ class Execution:
         # Set before run() when the agents may share one OS thread (the framework allows it).
         self.greenlets_allowed = False
         self._host: GreenletHost | None = None
+        # Set by run() where the scheduling choices need no check: the chooser's own
+        # next_agent (or next_agent_seeing), and where each choice is recorded as a tuple.
+        self._asks: Callable[..., int] | None = None
+        self._records: Callable[[tuple], None] | None = None
         self._finished = _thread.allocate_lock()
         self._finished.acquire()
         self.started_at = 0.0
@@ -127,14 +131,33 @@ class Execution:
         agent.frame = sys._getframe(1)
         # The scheduler has nothing to trace: a thread's tracer would slow all of it (dnsse.engine.untraced).
         trace = gettrace()
-        if trace is None:
-            self._switch(agent)
-            return
-        settrace(None)
+        if trace is not None:
+            settrace(None)
         try:
-            self._switch(agent)
+            # _switch, inlined: this is the path of every scheduling point.
+            self.scheduling = True
+            try:
+                chosen = self._take_steps(agent)
+            except TraceDivergence as divergence:
+                self.diverge(str(divergence))
+                chosen = None
+            finally:
+                self.scheduling = False
+            if chosen is agent:
+                return
+            if chosen is None:
+                raise ExecutionAborted()
+            host = self._host
+            if host is not None:
+                host.switch(agent, chosen)
+            else:
+                self._hand_to(chosen)
+                agent.park()
+            if self.aborted:
+                raise ExecutionAborted()
         finally:
-            settrace(trace)
+            if trace is not None:
+                settrace(trace)
 
     def block(self, agent: ThreadAgent, wait: Wait, operation: Operation) -> bool:
         """Park ``agent`` until ``wait`` is ready; ``False`` when a timed wait expired.
@@ -213,7 +236,7 @@ class Execution:
     def _switch(self, agent: ThreadAgent) -> None:
         if self.aborted:
             raise ExecutionAborted()
-        # _pick, inlined: this is the path of every scheduling point.
+        # _pick, inlined (and inlined in turn in yield_point).
         self.scheduling = True
         try:
             chosen = self._take_steps(agent)
@@ -292,8 +315,22 @@ class Execution:
             # The agent that switched away goes on only if it can: a wait that
             # may expire is not "continuing" (choosing another is no preemption).
             going_on = current.id if current is not None and current.id in enabled else None
-            if len(runnable) == 1:
+            options = len(runnable)
+            asks = self._asks
+            if options == 1:
                 index = 0
+            elif asks is not None:
+                # The chooser asked straight away, the choice recorded below as a tuple (RecordingChooser).
+                if self._sees_operations:
+                    index = asks(
+                        runnable,
+                        going_on,
+                        self.step,
+                        [self.agents[i].pending for i in enabled] + [a.waiting.expiry for a in expiring],  # type: ignore[union-attr]
+                        self.history,
+                    )
+                else:
+                    index = asks(runnable, going_on, self.step)
             elif self._sees_operations:
                 index = self.chooser.next_agent_seeing(
                     runnable,
@@ -313,6 +350,19 @@ class Execution:
                 chosen.waiting.timed_out = True  # type: ignore[union-attr]
                 operation = chosen.waiting.expiry  # type: ignore[union-attr, assignment]
             chosen.waiting = None
+            if asks is not None and options > 1:
+                # What the choice chose (agent_choice in dnsse.engine.choices): the frame of the
+                # program where the agent stands, found as _where finds it; its line is read later.
+                frame = chosen.frame
+                files = self.source_files
+                while frame is not None:
+                    code = frame.f_code
+                    if code.co_filename in files:
+                        self._records((options, index, chosen.name, operation.kind, code, frame.f_lasti))  # type: ignore[misc]
+                        break
+                    frame = frame.f_back
+                else:
+                    self._records((options, index, chosen.name, operation.kind, None, -1))  # type: ignore[misc]
             self.history.append((chosen.id, operation))
             for observer in self.step_observers:
                 observer(chosen, operation)
@@ -508,6 +558,11 @@ class Execution:
     def run(self) -> None:
         """Run the registered agents to the end, a bug, or a limit."""
         self.started_at = time.perf_counter()
+        recorder = self.chooser
+        if recorder.fast_agent_choices():
+            inner = recorder.inner
+            self._asks = inner.next_agent_seeing if self._sees_operations else inner.next_agent  # type: ignore[attr-defined]
+            self._records = recorder.made.append
         if agents_share_a_thread(self.greenlets_allowed):
             self._host = GreenletHost(self)
             self._host.run()

@@ -83,12 +83,8 @@ class GreenletHost:
     # ------------------------------------------------------------ switching
     def switch(self, current: ThreadAgent, chosen: ThreadAgent) -> None:
         """Run ``chosen`` instead of ``current``; returns when ``current`` is picked again."""
-        state = self._state
-        saved = current.saved_thread
-        state.save(saved)  # type: ignore[union-attr]
         target = chosen.greenlet if chosen.greenlet is not None else self._launch(chosen)
-        target.switch()  # type: ignore[attr-defined]
-        state.restore(saved)  # type: ignore[union-attr]
+        self._state.switch(current.saved_thread, target)  # type: ignore[union-attr]
 
     def finished_with(self, chosen: ThreadAgent) -> None:
         """A finishing agent chose ``chosen``: the hub runs it once the finishing greenlet ends."""

@@ -68,7 +68,7 @@ class Saved:
 class ThreadState:
     """The per-thread state of the OS thread that creates it (it must run all its agents)."""
 
-    __slots__ = ("_locals", "_tracing", "_loops")
+    __slots__ = ("_locals", "_tracing", "_loops", "_tracing_now", "_trace_now")
 
     def __init__(self) -> None:
         self._locals: dict = _the_thread_dict()
@@ -76,6 +76,11 @@ class ThreadState:
         # Whether an agent of this thread ever set a running loop (asyncio.run, a loop's run_forever):
         # until one did, there is no loop to swap, and the C module's per-thread cache is not ours.
         self._loops = False
+        # The tracing depth and trace function that the thread has now, as the last save or restore left them:
+        # an agent switching to another saves its own and leaves them in place, so an agent switched back to
+        # sets only those of its own that differ (see switch).
+        self._tracing_now = 0
+        self._trace_now: Callable | None = None
 
     def reset(self) -> None:
         """Leave the thread as a new thread starts: no thread-locals, no tracer, no running loop.
@@ -93,8 +98,8 @@ class ThreadState:
         """Keep what the running agent has of the thread."""
         thread_locals = self._locals
         into.locals = dict(thread_locals) if thread_locals else {}
-        into.tracing = self._tracing.value
-        into.trace = _gettrace()
+        into.tracing = self._tracing_now = self._tracing.value
+        into.trace = self._trace_now = _gettrace()
         if not self._loops and _LOOP_KEY in thread_locals:
             self._loops = True
         # Read only once some agent set a loop: until then the C cache may name a holder already freed.
@@ -108,10 +113,41 @@ class ThreadState:
                 self._loops = True  # set by an agent that ended without switching away
             thread_locals.clear()
             thread_locals.update(saved.locals)
-        self._tracing.value = saved.tracing
+        self._tracing.value = self._tracing_now = saved.tracing
         _settrace(saved.trace)
+        self._trace_now = saved.trace
         if self._loops:
             # The C module's per-thread cache still names the loop of the agent that ran before.
+            _loop_access()[1](saved.loop)
+
+    def switch(self, saved: Saved, target: object) -> None:
+        """From one agent straight to another: :meth:`save` into ``saved``, switch to the greenlet ``target``,
+        and :meth:`restore` ``saved`` when some agent switches back.
+
+        The one call of a switch, which sets only what differs: the agent that
+        switched back did this too, and left the thread as it saved it
+        (``_tracing_now``, ``_trace_now``); the thread-locals always differ.
+        """
+        thread_locals = self._locals
+        saved.locals = dict(thread_locals)
+        tracing = self._tracing
+        saved.tracing = self._tracing_now = tracing_depth = tracing.value
+        saved.trace = self._trace_now = trace = _gettrace()
+        loops = self._loops
+        if not loops and _LOOP_KEY in thread_locals:
+            self._loops = loops = True
+        saved.loop = _loop_access()[0]() if loops else None
+        target.switch()  # type: ignore[attr-defined]
+        if not self._loops and _LOOP_KEY in thread_locals:
+            self._loops = True  # set by an agent that ended without switching away
+        thread_locals.clear()
+        thread_locals.update(saved.locals)
+        if saved.tracing != self._tracing_now:
+            tracing.value = self._tracing_now = saved.tracing
+        if saved.trace is not self._trace_now:
+            _settrace(saved.trace)
+            self._trace_now = saved.trace
+        if self._loops:
             _loop_access()[1](saved.loop)
 
 

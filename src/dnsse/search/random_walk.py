@@ -9,14 +9,22 @@ from dnsse.search.strategy import execution_seed
 
 
 class RandomChooser:
-    __slots__ = ("rng",)
+    __slots__ = ("rng", "_bits")
 
     def __init__(self, seed: int) -> None:
         self.rng = random.Random(seed)
+        self._bits = self.rng.getrandbits
 
     def next_agent(self, runnable: Sequence[int], current: int | None, step: int) -> int:
-        # What randrange(n) draws for n > 0 (the engine offers two agents or more), without its checks.
-        return self.rng._randbelow(len(runnable))  # type: ignore[attr-defined]
+        # What randrange(n) draws for n > 0 (the engine offers two agents or more): the same calls of
+        # getrandbits as Random._randbelow_with_getrandbits, without its checks and its own call.
+        n = len(runnable)
+        k = n.bit_length()
+        bits = self._bits
+        r = bits(k)
+        while r >= n:
+            r = bits(k)
+        return r
 
     def next_value(self, kind: str, options: int) -> int:
         return self.rng.randrange(options)
