@@ -131,8 +131,8 @@ class ThreadState:
         thread_locals = self._locals
         saved.locals = dict(thread_locals)
         tracing = self._tracing
-        saved.tracing = self._tracing_now = tracing_depth = tracing.value
-        saved.trace = self._trace_now = trace = _gettrace()
+        saved.tracing = self._tracing_now = tracing.value
+        saved.trace = self._trace_now = _gettrace()
         loops = self._loops
         if not loops and _LOOP_KEY in thread_locals:
             self._loops = loops = True
