@@ -32,7 +32,7 @@ import time
 from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable, Iterator, Sequence
 
 from dnsse.search.fork_server import sigint_blocked, start_fork_server, start_method
 from dnsse.search.worker_death import Death, WorkerFiles, death_of
@@ -104,9 +104,12 @@ class WorkerPool:
         except OSError:  # BrokenPipeError: its reading end died with it
             pass
 
-    def receive(self, timeout: float) -> Iterator[tuple[int, dict | None]]:
-        """The messages that arrived within ``timeout``, by worker; ``None``: that worker's pipe closed."""
-        ready = wait(list(self._pipes.values()), timeout=timeout)
+    def receive(self, timeout: float, ends: Sequence[BaseProcess] = ()) -> Iterator[tuple[int, dict | None]]:
+        """The messages that arrived within ``timeout``, by worker; ``None``: that worker's pipe closed.
+
+        The wait also ends when one of the processes ``ends`` exits.
+        """
+        ready = wait([*self._pipes.values(), *(process.sentinel for process in ends)], timeout=timeout)
         for worker, pipe in list(self._pipes.items()):
             if pipe not in ready:
                 continue
@@ -139,9 +142,10 @@ class WorkerPool:
         running = list(self._processes.values()) + self._ended
         try:
             until = time.perf_counter() + GRACE_S
-            while any(process.is_alive() for process in running) and time.perf_counter() < until:
-                # A worker blocked on a full pipe finishes its report once the parent reads it.
-                for worker, message in self.receive(timeout=0.1):
+            while (alive := [process for process in running if process.is_alive()]) and time.perf_counter() < until:
+                # A worker blocked on a full pipe finishes its report once the parent reads it; one that
+                # exits ends the wait at once (a campaign that ran its budget waits for nothing else).
+                for worker, message in self.receive(timeout=0.1, ends=alive):
                     if message is None:
                         self._pipes.pop(worker).close()
         finally:

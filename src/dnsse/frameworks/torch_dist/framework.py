@@ -35,6 +35,7 @@ from dnsse.engine.agent import ThreadAgent
 from dnsse.engine.bugs import Bug
 from dnsse.engine.execution import Execution
 from dnsse.engine.target import InputParameter, LoadedTarget
+from dnsse.engine.uncontrolled import import_refused
 from dnsse.errors import BadInput
 from dnsse.frameworks.torch_dist.collectives import Collectives
 from dnsse.frameworks.torch_dist.p2p import Mailboxes
@@ -43,6 +44,7 @@ from dnsse.frameworks.torch_dist.process_groups import DefaultGroups
 from dnsse.frameworks.torch_dist.rank_mode import RankMode
 from dnsse.frameworks.torch_dist.stream_hangs import explain_stream_hang
 from dnsse.frameworks.torch_dist.streams import wait_for
+from dnsse.frameworks.torch_dist.uncontrolled import REFUSED
 from dnsse.frameworks.torch_dist.world import RankState, World
 from dnsse.frameworks.threads.patching import controlled_threading
 
@@ -66,6 +68,7 @@ class TorchFramework:
         # "gloo", or "nccl" once an execution had a rank asking for NCCL; None before any ran.
         self._semantics: str | None = None
         self._default_groups = DefaultGroups()
+        import_refused(REFUSED)  # what activate() patches, imported before the fork server forks workers
 
     def activate(self) -> ContextManager[None]:
         return _both(installed(self.world_size, self._notice_cuda), controlled_threading())
