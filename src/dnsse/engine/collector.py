@@ -9,7 +9,7 @@ live objects are traversed again and again and promoted to the older
 generations, whose collections traverse them once more. A higher threshold
 lets most of an execution's objects die young, and be traversed once. The
 collector still runs (memory stays bounded); only its first threshold moves.
-Measured on ``benchmarks/ray_speed.py``'s program: about 6% of an
+Measured on ``benchmarks/ray_speed.py``'s program: about 7% of an
 execution's CPU time (README, Speed).
 """
 
