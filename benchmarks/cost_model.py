@@ -14,8 +14,10 @@ process start per campaign, see ``containment_cost.py``).
 - fixed cost of an execution: a threads program whose entry point returns at
   once, and a torch program whose ranks return at once, for world sizes
   2..64 (the slope is the cost of one more rank);
-- a scheduling point: two bare agents yielding 20,000 times each, with a
-  chooser that never switches, then with random switching; the difference,
+- a scheduling point: two bare agents yielding 20,000 times each (from a
+  frame of this file, which stands for the program: each choice records the
+  line the agent stood at), with a chooser that never switches, then with
+  random switching; the difference,
   divided by the switches taken, is the cost of one switch: a greenlet
   switch where agents share one OS thread (the threads framework), an
   OS-thread handoff where each has its own (torch, Ray, or
@@ -102,7 +104,8 @@ def point_costs(greenlets: bool, points: int = 20_000) -> tuple[float, float, fl
     from dnsse.search.random_walk import RandomChooser
 
     def run(chooser: object, counts: tuple[int, int]) -> tuple[float, float]:
-        execution = Execution(chooser, Limits(max_steps=10 * points, max_seconds=600))  # type: ignore[arg-type]
+        # This file stands for the program: each choice records where the agent stood in it, as in a real run.
+        execution = Execution(chooser, Limits(max_steps=10 * points, max_seconds=600), frozenset({__file__}))  # type: ignore[arg-type]
         execution.greenlets_allowed = greenlets
         operation = Operation("step")
 

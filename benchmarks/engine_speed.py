@@ -38,7 +38,8 @@ def scheduling_points_per_second(chooser_name: str, points: int = 20_000, greenl
         "random": lambda: RandomChooser(1),
         "pct (depth 3)": lambda: PctChooser(1, 3, 2 * points),
     }[chooser_name]()
-    execution = Execution(chooser, Limits(max_steps=10 * points))
+    # This file stands for the program: each choice records where the agent stood in it, as in a real run.
+    execution = Execution(chooser, Limits(max_steps=10 * points), frozenset({__file__}))
     execution.greenlets_allowed = greenlets
     operation = Operation("step")
 

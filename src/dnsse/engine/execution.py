@@ -302,8 +302,8 @@ class Execution:
             if not runnable:
                 self.fail(self._deadlock_bug())
                 return None
-            self.step += 1
-            if self.step > limits.max_steps:
+            step = self.step = self.step + 1
+            if step > limits.max_steps:
                 self.fail(
                     Bug(
                         BugKind.TIMEOUT,
@@ -325,12 +325,12 @@ class Execution:
                     index = asks(
                         runnable,
                         going_on,
-                        self.step,
+                        step,
                         [self.agents[i].pending for i in enabled] + [a.waiting.expiry for a in expiring],  # type: ignore[union-attr]
                         self.history,
                     )
                 else:
-                    index = asks(runnable, going_on, self.step)
+                    index = asks(runnable, going_on, step)
             elif self._sees_operations:
                 index = self.chooser.next_agent_seeing(
                     runnable,
@@ -364,8 +364,10 @@ class Execution:
                 else:
                     self._records((options, index, chosen.name, operation.kind, None, -1))  # type: ignore[misc]
             self.history.append((chosen.id, operation))
-            for observer in self.step_observers:
-                observer(chosen, operation)
+            observers = self.step_observers
+            if observers:
+                for observer in observers:
+                    observer(chosen, operation)
             if self.aborted:
                 return None
             if isinstance(chosen, StepAgent):

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 from dnsse.engine import host_thread, thread_state
 from dnsse.engine.agent import ThreadAgent
 from dnsse.engine.run_wait import acquire_within
+from dnsse.engine.running import by_thread
 
 if TYPE_CHECKING:
     from dnsse.engine.execution import Execution
@@ -56,6 +57,8 @@ class GreenletHost:
         self.execution = execution
         self._state: thread_state.ThreadState | None = None
         self._hub: object = None
+        # The host thread's ident: which agent runs there is set at each switch (dnsse.engine.running).
+        self._ident = 0
         # The agent a finishing agent chose to run next: the hub switches to it.
         self._after: ThreadAgent | None = None
         # Released when the host thread is done (the run over, every agent unwound).
@@ -84,6 +87,7 @@ class GreenletHost:
     def switch(self, current: ThreadAgent, chosen: ThreadAgent) -> None:
         """Run ``chosen`` instead of ``current``; returns when ``current`` is picked again."""
         target = chosen.greenlet if chosen.greenlet is not None else self._launch(chosen)
+        by_thread[self._ident] = chosen
         self._state.switch(current.saved_thread, target)  # type: ignore[union-attr]
 
     def finished_with(self, chosen: ThreadAgent) -> None:
@@ -109,7 +113,9 @@ class GreenletHost:
         saved = thread_state.Saved()
         state.save(saved)  # type: ignore[union-attr]
         target = agent.greenlet if agent.greenlet is not None else self._launch(agent)
+        by_thread[self._ident] = agent
         target.switch()  # type: ignore[attr-defined]
+        # An agent's greenlet ended (it left no agent running here).
         state.restore(saved)  # type: ignore[union-attr]
 
     # ------------------------------------------------------------- the hub
@@ -119,6 +125,8 @@ class GreenletHost:
             self._state = host.state
             self._state.reset()  # type: ignore[union-attr]
             self._hub = _greenlet_module.getcurrent()
+            self._ident = _thread.get_ident()
+            by_thread.pop(self._ident, None)
             chosen = execution.first_agent()
             while chosen is not None:
                 self._after = None

@@ -53,6 +53,10 @@ _settrace = sys.settrace
 _setprofile = sys.setprofile
 
 
+# The thread-locals saved of an agent that had none: only ever read.
+_NO_LOCALS: dict = {}
+
+
 class Saved:
     """One agent's share of the thread, while another agent runs."""
 
@@ -126,10 +130,10 @@ class ThreadState:
 
         The one call of a switch, which sets only what differs: the agent that
         switched back did this too, and left the thread as it saved it
-        (``_tracing_now``, ``_trace_now``); the thread-locals always differ.
+        (``_tracing_now``, ``_trace_now``); the thread-locals are swapped where either agent has some.
         """
         thread_locals = self._locals
-        saved.locals = dict(thread_locals)
+        saved.locals = dict(thread_locals) if thread_locals else _NO_LOCALS
         tracing = self._tracing
         saved.tracing = self._tracing_now = tracing.value
         saved.trace = self._trace_now = _gettrace()
@@ -140,8 +144,9 @@ class ThreadState:
         target.switch()  # type: ignore[attr-defined]
         if not self._loops and _LOOP_KEY in thread_locals:
             self._loops = True  # set by an agent that ended without switching away
-        thread_locals.clear()
-        thread_locals.update(saved.locals)
+        if thread_locals or saved.locals:
+            thread_locals.clear()
+            thread_locals.update(saved.locals)
         if saved.tracing != self._tracing_now:
             tracing.value = self._tracing_now = saved.tracing
         if saved.trace is not self._trace_now:
