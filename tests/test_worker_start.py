@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import signal
@@ -89,6 +90,8 @@ def _report(settings: str, pipe: Connection, stop: object) -> None:
         "torch": "torch" in sys.modules,
         "colorsys": "colorsys" in sys.modules,
         "sigterm_default": signal.getsignal(signal.SIGTERM) is signal.SIG_DFL,
+        # The heap it inherited is frozen: its full collections traverse only what it makes.
+        "frozen": gc.get_freeze_count(),
         "server": server,
     }).encode())
     pipe.close()
@@ -115,6 +118,7 @@ def test_a_fresh_process_is_forked_as_the_server_and_its_workers_have_what_it_im
     assert found["torch"] and found["colorsys"]
     # The parent's SIGTERM handler is not the worker's: the pool terminates workers with SIGTERM.
     assert found["sigterm_default"]
+    assert found["frozen"] > 10_000  # torch's and dnsse's objects, at least
 
 
 @pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="reads the server's command line from /proc")
@@ -123,3 +127,20 @@ def test_a_process_not_said_fresh_starts_multiprocessing_s_own_server_importing_
     assert "multiprocessing.forkserver" in found["server"] and found["server"] != found["parent"]
     assert found["torch"] and not found["colorsys"]
     assert found["sigterm_default"]
+
+
+def test_building_the_torch_framework_imports_what_its_activation_patches() -> None:
+    """So a worker forked after the framework is built (the fork server's) has them, instead of importing them."""
+    program = (
+        "import sys\n"
+        "from dnsse.frameworks.base import framework_named\n"
+        "from dnsse.frameworks.torch_dist.uncontrolled import REFUSED\n"
+        "modules = sorted({entry.module for entry in REFUSED})\n"
+        "before = [name for name in modules if name in sys.modules]\n"
+        "framework_named('torch', 2)\n"
+        "print(len(modules) - len(before), all(name in sys.modules for name in modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    missing_before, all_after = done.stdout.split()
+    assert int(missing_before) > 0 and all_after == "True"
