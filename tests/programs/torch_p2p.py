@@ -106,3 +106,8 @@ def blocking_then_async_all_reduce(rank, world_size):
     work = dist.all_reduce(second, async_op=True)
     work.wait()
     assert (first.item(), second.item()) == (3.0, 21.0)
+
+
+def all_reduce_with_a_bad_op(rank, world_size):
+    dist.init_process_group("gloo", rank=rank, world_size=world_size)
+    dist.all_reduce(torch.ones(1), op="sum")

@@ -25,6 +25,7 @@ from torch.overrides import TorchFunctionMode
 
 from dnsse.engine.execution import ExecutionAborted
 from dnsse.frameworks.torch_dist.cpu_devices import on_cpu
+from dnsse.frameworks.torch_dist.direct_calls import DIRECT
 from dnsse.frameworks.torch_dist.guard import Unsettled, overlapping, program_frame, read_bug, spans_of, touched
 from dnsse.frameworks.torch_dist.mode_off import RankModeMark, apart, rank_mode_on_top
 from dnsse.frameworks.torch_dist.streams import wait_for
@@ -87,9 +88,15 @@ def handle_c10d(public_api: Callable, relevant_args: Any, *args: Any, **kwargs: 
     take the mode off, call :meth:`RankMode.__torch_function__`, which calls
     ``public_api``, and put the mode back: that is done here directly, and
     ``public_api`` dispatches to any other mode or tensor subclass as before.
+    The plainest calls skip torch's API too (see :mod:`.direct_calls`).
     """
     mode = rank_mode_on_top()
     if mode is not None and mode.idle() and "device" not in kwargs and _modes_enabled():  # type: ignore[attr-defined]
+        direct = DIRECT.get(public_api)
+        if direct is not None and len(args) == 1 and len(kwargs) == 3:
+            done = direct(*args, **kwargs)
+            if done is not NotImplemented:
+                return done
         return apart(public_api, *args, **kwargs)
     return _torch_handle(public_api, relevant_args, *args, **kwargs)
 
