@@ -16,6 +16,10 @@ schedules, one process, no supervising process):
 Each figure is given in CPU time (``time.process_time``: every thread of the
 process; only one agent runs at a time, so on an idle core it is the wall
 time) and in wall time; the machine is shared, so CPU time is the steadier.
+The CPU time of the garbage collector's full collections within a measure
+is shown apart (and included in the figure): with torch loaded one takes
+100-130 ms, and one landing in a short measure (64 two-rank executions)
+adds 1.5-2 ms to each execution of it.
 In each of ``--repeats`` rounds every measure runs once, one after the
 other; the figure is the median round. ``--json FILE`` writes the figures,
 so two versions of dnsse can be run alternately (``PYTHONPATH=.../src``) and
@@ -27,6 +31,7 @@ Run: .venv/bin/python benchmarks/ranks_speed.py [--repeats 3] [--sizes 2,8,64]
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import statistics
 import time
@@ -39,10 +44,33 @@ EMPTY = HERE / "speed" / "empty.py"
 WORLD_SIZES = (2, 4, 8, 16, 32, 64)
 
 
+class FullCollections:
+    """The CPU seconds the collector spends in full (oldest-generation) collections while in use."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self._started = 0.0
+
+    def __enter__(self) -> FullCollections:
+        gc.callbacks.append(self._observe)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        gc.callbacks.remove(self._observe)
+
+    def _observe(self, phase: str, info: dict) -> None:
+        if info["generation"] != 2:
+            return
+        if phase == "start":
+            self._started = time.process_time()
+        else:
+            self.seconds += time.process_time() - self._started
+
+
 def seconds_per_execution(
     program: Path, world_size: int, executions: int, function: str = "main"
-) -> tuple[float, float, int]:
-    """CPU seconds and wall seconds per execution, and the steps of the last one."""
+) -> tuple[float, float, int, float]:
+    """Per execution: CPU seconds, wall seconds, the last one's steps, and CPU seconds in full collections."""
     from dnsse.engine.runner import run_execution
     from dnsse.engine.target import LoadedTarget, TargetSpec
     from dnsse.frameworks.torch_dist.framework import TorchFramework
@@ -52,11 +80,13 @@ def seconds_per_execution(
     framework = TorchFramework(world_size)
     with framework.activate():
         run_execution(target, framework, RandomChooser(0))  # first-use caches
-        cpu, wall = time.process_time(), time.perf_counter()
-        for index in range(executions):
-            result = run_execution(target, framework, RandomChooser(index))
-            assert result.bug is None, result.bug.render()
-        return (time.process_time() - cpu) / executions, (time.perf_counter() - wall) / executions, result.steps
+        with FullCollections() as collections:
+            cpu, wall = time.process_time(), time.perf_counter()
+            for index in range(executions):
+                result = run_execution(target, framework, RandomChooser(index))
+                assert result.bug is None, result.bug.render()
+            cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+        return cpu / executions, wall / executions, result.steps, collections.seconds / executions
 
 
 def main() -> None:
@@ -70,8 +100,8 @@ def main() -> None:
     measures = {f"ranks_program, {size} ranks": (RANKS_PROGRAM, size) for size in sizes}
     measures["ten_collectives, 2 ranks"] = (TEN_COLLECTIVES, 2)
     fixed_sizes = sorted({*sizes, 2})
-    samples: dict[str, list[tuple[float, float, int]]] = {name: [] for name in measures}
-    fixed_samples: dict[int, list[tuple[float, float, int]]] = {size: [] for size in fixed_sizes}
+    samples: dict[str, list[tuple[float, float, int, float]]] = {name: [] for name in measures}
+    fixed_samples: dict[int, list[tuple[float, float, int, float]]] = {size: [] for size in fixed_sizes}
     for _ in range(arguments.repeats):
         for name, (program, size) in measures.items():
             count = max(4, arguments.executions * 2 // size)
@@ -84,20 +114,26 @@ def main() -> None:
     print(f"Median of {arguments.repeats} alternating rounds.\n")
     print(
         "| program | ranks | steps | CPU ms / execution | executions/s (CPU) | wall ms / execution "
-        "| executions/s (wall) | fixed CPU ms (ranks return at once) | CPU us / step beyond it |"
+        "| executions/s (wall) | fixed CPU ms (ranks return at once) | CPU us / step beyond it "
+        "| full collections, CPU ms / execution (measure, fixed measure) |"
     )
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for name, (program, size) in measures.items():
         cpu = statistics.median(s[0] for s in samples[name])
         wall = statistics.median(s[1] for s in samples[name])
         steps = samples[name][-1][2]
         per_step = (cpu - fixed[size]) / steps
+        collected = statistics.median(s[3] for s in samples[name])
+        fixed_collected = statistics.median(s[3] for s in fixed_samples[size])
         figures[name] = {
-            "ranks": size, "steps": steps, "cpu_s": cpu, "wall_s": wall, "fixed_cpu_s": fixed[size], "step_cpu_s": per_step
+            "ranks": size, "steps": steps, "cpu_s": cpu, "wall_s": wall, "fixed_cpu_s": fixed[size],
+            "step_cpu_s": per_step, "full_collections_cpu_s": collected,
+            "fixed_full_collections_cpu_s": fixed_collected,
         }
         print(
             f"| {program.stem} | {size} | {steps} | {1000 * cpu:.2f} | {1 / cpu:,.0f} | {1000 * wall:.2f} "
-            f"| {1 / wall:,.0f} | {1000 * fixed[size]:.2f} | {1e6 * per_step:.0f} |"
+            f"| {1 / wall:,.0f} | {1000 * fixed[size]:.2f} | {1e6 * per_step:.0f} "
+            f"| {1000 * collected:.2f}, {1000 * fixed_collected:.2f} |"
         )
     if len(fixed_sizes) > 1:
         slope = statistics.linear_regression(fixed_sizes, [fixed[size] for size in fixed_sizes]).slope
