@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol, Sequence
 
 from dnsse.engine.bugs import Bug
-from dnsse.engine.choices import Choice, Chooser, ChoiceKind, Chosen, TraceDivergence
+from dnsse.engine.choices import Choice, Chooser, ChoiceKind, Chosen, RecordingChooser, TraceDivergence
 from dnsse.engine.determinism import Expected
 from dnsse.engine.execution import Event, Execution, ExecutionAborted, Limits
 from dnsse.engine.imports import imports_in_one_piece
@@ -65,6 +65,24 @@ class ExecutionResult:
     inconclusive: Inconclusive | None = None
 
 
+def _choices(result: ExecutionResult) -> list[Choice]:
+    choices = result.__dict__["_choices"]
+    if isinstance(choices, RecordingChooser):
+        choices = result.__dict__["_choices"] = choices.choices
+    return choices
+
+
+def _set_choices(result: ExecutionResult, choices: list[Choice] | RecordingChooser) -> None:
+    result.__dict__["_choices"] = choices
+
+
+# Set on the class once the dataclass made its __init__, __eq__ and __repr__, which go through it:
+# a result made from a run holds the run's recorder, and its scheduling choices are made Choices
+# (dnsse.engine.choices.agent_choice) only when they are read; most executions of a random search
+# never have them read.
+ExecutionResult.choices = property(_choices, _set_choices)  # type: ignore[assignment]
+
+
 def run_execution(
     target: LoadedTarget,
     framework: Framework,
@@ -106,9 +124,9 @@ def run_execution(
             )
         except TraceDivergence as divergence:
             execution.diverge(str(divergence))
-            return ExecutionResult(None, execution.chooser.choices, {}, 0, 0.0, divergence=execution.divergence)
+            return ExecutionResult(None, execution.chooser, {}, 0, 0.0, divergence=execution.divergence)  # type: ignore[arg-type]
         except ExecutionAborted:
-            return ExecutionResult(None, execution.chooser.choices, {}, 0, 0.0, divergence=execution.divergence)
+            return ExecutionResult(None, execution.chooser, {}, 0, 0.0, divergence=execution.divergence)  # type: ignore[arg-type]
         given = inputs
         stand_in = getattr(chooser, "input_value", None)
         if stand_in is not None:
@@ -133,13 +151,13 @@ def run_execution(
     if execution.refusal is not None:
         raise BadInput(execution.refusal)
     if execution.divergence is None and execution.inconclusive is None and execution.chooser.check is not None:
-        unfitting = execution.chooser.check.at_end(len(execution.chooser.choices))
+        unfitting = execution.chooser.check.at_end(len(execution.chooser.made))
         if unfitting is not None:
             execution.divergence = unfitting
     return ExecutionResult(
         # A failed allocation under the memory limit is the process's end, not the program's exception.
         bug=exhausted(execution.bug),
-        choices=execution.chooser.choices,
+        choices=execution.chooser,  # type: ignore[arg-type]
         inputs=dict(inputs),
         steps=execution.step,
         elapsed_s=execution.elapsed_s,
