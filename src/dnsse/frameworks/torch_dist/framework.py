@@ -33,6 +33,7 @@ import torch.distributed as dist
 
 from dnsse.engine.agent import ThreadAgent
 from dnsse.engine.bugs import Bug
+from dnsse.engine.collector import old_objects_frozen
 from dnsse.engine.execution import Execution
 from dnsse.engine.target import InputParameter, LoadedTarget
 from dnsse.engine.uncontrolled import import_refused
@@ -142,8 +143,13 @@ def _warm_up(target: LoadedTarget) -> None:
 
 @contextlib.contextmanager
 def _both(first: ContextManager[None], second: ContextManager[None]) -> Iterator[None]:
-    """The controlled torch.distributed, and threading: threads a rank starts are agents too."""
-    with first, second:
+    """The controlled torch.distributed, and threading: threads a rank starts are agents too.
+
+    With torch's objects out of the collector's way (see
+    dnsse.engine.collector): a 64-rank execution of benchmarks/ranks_speed.py
+    met a full collection of 100-130 ms about every third execution.
+    """
+    with first, second, old_objects_frozen():
         yield
 
 
