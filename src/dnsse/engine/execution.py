@@ -502,8 +502,11 @@ class Execution:
                 stood += "; running since, never came back: now" + (f" at {now}" if now else " outside the program")
                 if inside and inside != now:
                     stood += f", inside {inside}"
-            elif agent.waiting is not None:
+            elif agent.waiting is not None and not agent.waiting.ready():
                 stood += f", waiting for {agent.waiting.describe()}"
+            elif agent.waiting is not None:
+                # Its wait is over; it only lacked the turn the running agent never gave back.
+                stood += f", ready to go on: {agent.waiting.describe()}"
             lines.append(stood)
         return lines
 
