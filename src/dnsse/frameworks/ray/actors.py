@@ -136,7 +136,9 @@ class ActorMethod:
         number = runtime.next_work_number()
         label = f"{actor.label}.{self._name}#{number}"
         args, kwargs = copy_value(args), copy_value(kwargs)
-        refs = [ObjectRef(runtime.next_ref_number(), label) for _ in range(count)]
+        refs = [ObjectRef(runtime.next_ref_number(), label)] if count == 1 else [
+            ObjectRef(runtime.next_ref_number(), label) for _ in range(count)
+        ]
         runtime.execution.yield_point(agent, Operation("actor.submit", ((actor.object_name, Access.SYNC),), label))
         # A cancel that came meanwhile interrupts the submitter before its call exists.
         runtime.checkpoint(agent, faults=False)

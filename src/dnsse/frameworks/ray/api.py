@@ -119,8 +119,8 @@ def get(object_refs: Any, *, timeout: float | None = None) -> Any:
     agent, runtime = controlled("ray.get")
     refs, single = _as_ref_list(object_refs, "get")
     runtime.checkpoint(agent)
-    operation = Operation("ray.get", tuple((ref.object_name, Access.READ) for ref in refs),
-                          ", ".join(ref.label() for ref in refs))
+    operation = Operation("ray.get", tuple([(ref.object_name, Access.READ) for ref in refs]),
+                          ", ".join([ref.label() for ref in refs]))
     arrived = _wait_until(agent, runtime, operation, all_ready(refs),
                           lambda: f"ray.get of {describe_pending(refs)}", timeout)
     runtime.checkpoint(agent, faults=False)

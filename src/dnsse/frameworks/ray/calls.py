@@ -8,8 +8,8 @@ before its result is stored, which is where a retry makes a method run twice.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
+from typing import Any
 
 from dnsse.engine.agent import ThreadAgent, Wait
 from dnsse.engine.operation import Access, Operation
@@ -24,8 +24,6 @@ from dnsse.frameworks.ray.streaming import produce
 from dnsse.frameworks.threads.shared_state import traced
 
 _LOST = object()
-# What a call runs under when no other call of its actor may run at once.
-_UNTRACED = contextlib.nullcontext()
 
 
 def start_call(runtime: RayRuntime, call: Call) -> ThreadAgent:
@@ -43,7 +41,7 @@ def start_call(runtime: RayRuntime, call: Call) -> ThreadAgent:
 
 
 def _start_operation(call: Call) -> Operation:
-    touched = ((call.actor.object_name, Access.SYNC),)
+    touched: tuple[tuple[str, Access], ...] = ((call.actor.object_name, Access.SYNC),)
     if call.dependencies:
         touched += tuple([(ref.object_name, Access.READ) for ref in call.dependencies])
     return Operation("actor.call", touched, call.label)
@@ -93,14 +91,12 @@ def _attempt(runtime: RayRuntime, agent: ThreadAgent, call: Call) -> object:
         runtime.checkpoint(agent)
         args, kwargs = resolve(copy_value(call.args), copy_value(call.kwargs), call.dependencies)
         method = getattr(actor.instance, call.method)
-        # Calls that may run at once share the instance: their reads and writes of it are scheduling points.
-        with traced(agent, runtime.plan) if actor.parallel else _UNTRACED:
-            if actor.is_async:
-                value = run_async_call(runtime, agent, call, method, args, kwargs)
-            else:
-                value = method(*args, **kwargs)
-            if call.stream is not None:
-                value = produce(runtime, agent, call.stream, value)
+        if actor.parallel:
+            # Calls that may run at once share the instance: their reads and writes of it are scheduling points.
+            with traced(agent, runtime.plan):
+                value = _call_method(runtime, agent, call, method, args, kwargs)
+        else:
+            value = _call_method(runtime, agent, call, method, args, kwargs)
         runtime.checkpoint(agent)
     except WorkerCrash:
         return _LOST
@@ -115,7 +111,11 @@ def _attempt(runtime: RayRuntime, agent: ThreadAgent, call: Call) -> object:
                                           where))
         return None
     # Ending frees the actor for its next call, and fills the result refs.
-    writes = ((actor.object_name, Access.SYNC), *((ref.object_name, Access.WRITE) for ref in call.refs))
+    refs = call.refs
+    if len(refs) == 1:
+        writes: tuple[tuple[str, Access], ...] = ((actor.object_name, Access.SYNC), (refs[0].object_name, Access.WRITE))
+    else:
+        writes = ((actor.object_name, Access.SYNC), *[(ref.object_name, Access.WRITE) for ref in refs])
     execution.yield_point(agent, Operation("actor.call.end", writes, call.label))
     if call.orphaned():
         return _LOST
@@ -125,3 +125,14 @@ def _attempt(runtime: RayRuntime, agent: ThreadAgent, call: Call) -> object:
         return None
     store_value(call.refs, value, f"{actor.cls.__qualname__}.{call.method}")
     return None
+
+
+def _call_method(runtime: RayRuntime, agent: ThreadAgent, call: Call, method: Any, args: tuple, kwargs: dict) -> Any:
+    """What the method returns (a streaming call's, once its stream is produced)."""
+    if call.actor.is_async:
+        value = run_async_call(runtime, agent, call, method, args, kwargs)
+    else:
+        value = method(*args, **kwargs)
+    if call.stream is not None:
+        value = produce(runtime, agent, call.stream, value)
+    return value

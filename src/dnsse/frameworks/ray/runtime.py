@@ -131,7 +131,9 @@ class RayRuntime:
         worker = agent.handle
         if not isinstance(worker, Worker):
             worker = self.driver
-        if worker.call is not None and worker.call.orphaned():
+        call = worker.call
+        # Call.orphaned, inlined: this runs several times in every task and call.
+        if call is not None and call.epoch != -1 and call.epoch != call.actor.epoch:
             raise WorkerCrash()
         if worker.interrupt is not None:
             interrupt, worker.interrupt = worker.interrupt, None

@@ -12,6 +12,7 @@ application errors too.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from dnsse.engine.agent import ThreadAgent, Wait
@@ -21,7 +22,6 @@ from dnsse.frameworks.ray.errors import TaskCancelledError, TaskPlacementGroupRe
 from dnsse.frameworks.ray.placement_groups import BundlePlacement, placement_of
 from dnsse.frameworks.ray.refs import (
     ObjectRef,
-    all_ready,
     describe_pending,
     failed_dependency,
     resolve,
@@ -53,8 +53,11 @@ class RemoteFunction:
         self.__module__ = getattr(function, "__module__", None)
         self.__doc__ = getattr(function, "__doc__", None)
         self.__wrapped__ = function
-        # Whether its calls stream, known at the first call (an invalid num_returns fails each call).
-        self._streaming: bool | None = None
+        # What every call shares, worked out where the first call needs it: whether it streams and
+        # how many refs it returns (see remote), its retries and resource demand (see _TaskRun).
+        # Invalid options are not kept, so they fail every call, at the point where they always did.
+        self._returns: tuple[bool, int] | None = None
+        self._per_task: _PerTask | None = None
 
     def options(self, **options: Any) -> RemoteFunction:
         if "max_calls" in options:
@@ -63,15 +66,14 @@ class RemoteFunction:
 
     def remote(self, *args: Any, **kwargs: Any) -> Any:
         agent, runtime = controlled(f"{self.__name__}.remote()")
-        streaming = self._streaming
-        if streaming is None:
-            streaming = self._streaming = is_streaming(self._options.get("num_returns"), self._function)
-        count = 1 if streaming else opts.num_returns(self._options.get("num_returns"))
+        streaming, count = self._returns or self._returns_of_calls()
         runtime.checkpoint(agent)
         number = runtime.next_work_number()
         label = f"{self.__name__}#{number}"
         args, kwargs = copy_value(args), copy_value(kwargs)
-        refs = [ObjectRef(runtime.next_ref_number(), label) for _ in range(count)]
+        refs = [ObjectRef(runtime.next_ref_number(), label)] if count == 1 else [
+            ObjectRef(runtime.next_ref_number(), label) for _ in range(count)
+        ]
         shipment = runtime.shipment(self._function)
         runtime.execution.yield_point(agent, Operation("ray.submit", (), label))
         # A cancel that came meanwhile interrupts the submitter before its task exists.
@@ -86,6 +88,20 @@ class RemoteFunction:
             return refs[0]
         return refs if refs else None
 
+    def _returns_of_calls(self) -> tuple[bool, int]:
+        streaming = is_streaming(self._options.get("num_returns"), self._function)
+        count = 1 if streaming else opts.num_returns(self._options.get("num_returns"))
+        returns = self._returns = (streaming, count)
+        return returns
+
+    def _per_task_of_calls(self) -> _PerTask:
+        options = self._options
+        retries = opts.retries(options.get("max_retries"))
+        demand = demand_of(options, default_cpus=1)
+        placed = any(name in options for name in _PLACEMENT_OPTIONS)
+        per_task = self._per_task = _PerTask(retries, options.get("retry_exceptions", False), demand, placed)
+        return per_task
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         raise TypeError(
             f"Remote functions cannot be called directly. Instead of running '{self.__name__}()', "
@@ -94,6 +110,28 @@ class RemoteFunction:
 
     def __repr__(self) -> str:
         return f"<remote function {self.__qualname__}>"
+
+
+# The options that may place a task in a placement group (see placement_of).
+_PLACEMENT_OPTIONS = (
+    "scheduling_strategy", "placement_group", "placement_group_bundle_index", "placement_group_capture_child_tasks"
+)
+
+
+@dataclass(frozen=True)
+class _PerTask:
+    """What every task of one remote function starts with, read from its options once."""
+
+    retries: int
+    retry_exceptions: object
+    # Shared by its tasks, never changed: the pools keep it as each holder's demand.
+    demand: dict[str, float]
+    # Whether its options name a placement; without one a task runs where its parent's group sends it.
+    placed: bool
+
+
+def _no_crash() -> None:
+    """A task worker's crash: nothing to undo, the attempt unwinds and is retried."""
 
 
 class _TaskRun:
@@ -113,20 +151,24 @@ class _TaskRun:
         self.kwargs = kwargs
         self.refs = refs
         options = remote._options
-        self.retries_left = opts.retries(options.get("max_retries"))
-        self.retry_exceptions = options.get("retry_exceptions", False)
+        per_task = remote._per_task or remote._per_task_of_calls()
+        self.retries_left = per_task.retries
+        self.retry_exceptions = per_task.retry_exceptions
         self.started = self.finished = False
         # Cancelled before it started (it never runs), or while running (interrupted).
         self.cancelled = self.interrupted = False
         # Its placement group was removed (see .placement_groups).
         self.evicted = False
-        self.demand = demand_of(options, default_cpus=1)
+        self.demand = per_task.demand
         # The cluster's pool, or the bundle of the placement group the task is placed in (checked first).
-        self.pool = placement_of(runtime, options, self.demand, label, parent)
+        parents_group, parent_captures = parent.placement()
+        if per_task.placed or (parents_group is not None and parent_captures):
+            self.pool = placement_of(runtime, options, self.demand, label, parent)
+        else:
+            self.pool = runtime.cluster  # what placement_of answers for options and a parent that name no group
         execution = runtime.execution
         agent = ThreadAgent(execution, label, self._body, daemon=True)
-        crash = (lambda: None) if self.retries_left != 0 else None
-        self.worker = Worker(caller=label, label=label, crash=crash)
+        self.worker = Worker(caller=label, label=label, crash=_no_crash if self.retries_left != 0 else None)
         if isinstance(self.pool, BundlePlacement):
             self.worker.placement_group = self.pool.group
             self.worker.capture_child_tasks = self.pool.capture_child_tasks
@@ -134,20 +176,19 @@ class _TaskRun:
         agent.handle = self.worker
         for ref in refs:
             ref.canceller = self.cancel_from_program
-        cluster = self.pool
         dependencies = self.dependencies = top_level_refs(args, kwargs)
         agent.pending = Operation(
-            "task.start", tuple((ref.object_name, Access.READ) for ref in dependencies), label
+            "task.start", tuple([(ref.object_name, Access.READ) for ref in dependencies]) if dependencies else (),
+            label,
         )
-        arguments_ready = all_ready(dependencies)
-
-        def why_waiting() -> str:
-            if not arguments_ready():
-                return f"the arguments of {label}: {describe_pending(dependencies)}"
-            return cluster.why_not(self.demand)
-
-        agent.waiting = Wait(self._may_start, why_waiting)
+        agent.waiting = Wait(self._may_start, self._why_waiting)
         self.agent = agent
+
+    def _why_waiting(self) -> str:
+        """For deadlock reports: what the task waits for to start."""
+        if not all(ref.ready for ref in self.dependencies):
+            return f"the arguments of {self.label}: {describe_pending(self.dependencies)}"
+        return self.pool.why_not(self.demand)
 
     def _may_start(self) -> bool:
         """Asked at every step while the task waits: its arguments are ready and its resources free."""
@@ -258,9 +299,11 @@ class _TaskRun:
             return False
         finally:
             runtime.workers.give_back(process, self.shipment, died, self.remote.max_calls)
-        execution.yield_point(agent, Operation(
-            "task.end", tuple((ref.object_name, Access.WRITE) for ref in self.refs), self.label
-        ))
+        refs = self.refs
+        writes = ((refs[0].object_name, Access.WRITE),) if len(refs) == 1 else tuple(
+            [(ref.object_name, Access.WRITE) for ref in refs]
+        )
+        execution.yield_point(agent, Operation("task.end", writes, self.label))
         store_value(self.refs, value, self.remote.__qualname__)
         return False
 
