@@ -29,24 +29,28 @@ def scheduling_points_per_second(chooser_name: str, points: int = 20_000, greenl
     from dnsse.engine.agent import ThreadAgent
     from dnsse.engine.choices import FirstChooser
     from dnsse.engine.execution import Execution, Limits, current_agent
-    from dnsse.engine.operation import Operation
+    from dnsse.engine.operation import Access, Operation
     from dnsse.search.pct import PctChooser
+    from dnsse.search.pos import PosChooser
     from dnsse.search.random_walk import RandomChooser
 
     chooser = {
         "first (no switches)": lambda: FirstChooser(),
         "random": lambda: RandomChooser(1),
         "pct (depth 3)": lambda: PctChooser(1, 3, 2 * points),
+        "pos": lambda: PosChooser(1),
     }[chooser_name]()
     # This file stands for the program: each choice records where the agent stood in it, as in a real run.
     execution = Execution(chooser, Limits(max_steps=10 * points), frozenset({__file__}))
     execution.greenlets_allowed = greenlets
-    operation = Operation("step")
+    # Each agent reads, then writes, one shared attribute (``s.n += 1``), as threads do. Operations that
+    # write nothing would make every agent a spinning one to pct (which then alternates them).
+    operations = (Operation("attr.load", (("o1.n", Access.READ),)), Operation("attr.store", (("o1.n", Access.WRITE),)))
 
     def body() -> None:
         agent = current_agent()
-        for _ in range(points):
-            execution.yield_point(agent, operation)
+        for point in range(points):
+            execution.yield_point(agent, operations[point & 1])
 
     for index in range(2):
         ThreadAgent(execution, f"agent {index}", body)
@@ -117,7 +121,7 @@ def main() -> None:
     print("## Engine: scheduling points per second (2 agents, 40,000 points)\n")
     print("| chooser | points/s, greenlet agents (median) | points/s, OS-thread agents (median) | ratio |")
     print("|---|---:|---:|---:|")
-    for name in ("first (no switches)", "random", "pct (depth 3)"):
+    for name in ("first (no switches)", "random", "pct (depth 3)", "pos"):
         rates: dict[bool, list[float]] = {True: [], False: []}
         for _ in range(repeats):
             for greenlets in rates:  # alternating, so the machine's load falls on both alike

@@ -23,11 +23,17 @@ from dnsse.engine.object_names import fresh_in, number_of
 from dnsse.engine.operation import Access, Operation
 
 Step = tuple[int, Operation]
+_READ = Access.READ
+# agent -> agent_object(agent), made once: dependent() asks at every step of a pos execution.
+_AGENT_NAMES: dict[int, str] = {}
 
 
 def agent_object(agent: int) -> str:
     """The name that stands for agent ``agent`` itself (its progress, its lifetime)."""
-    return f"agent#{agent}"
+    name = _AGENT_NAMES.get(agent)
+    if name is None:
+        name = _AGENT_NAMES[agent] = f"agent#{agent}"
+    return name
 
 
 def touches(agent: int, operation: Operation) -> tuple[tuple[str, Access], ...]:
@@ -36,12 +42,29 @@ def touches(agent: int, operation: Operation) -> tuple[tuple[str, Access], ...]:
 
 
 def dependent(agent: int, operation: Operation, other_agent: int, other: Operation) -> bool:
-    """Whether swapping the two steps could change the outcome."""
+    """Whether swapping the two steps could change the outcome.
+
+    What ``touches`` says, without building it (pos asks at every step): the
+    pairs of named objects, then each step's implicit write of its own
+    agent, which the other's operation may name (any access of a written
+    object is dependent). The two agents' own names never meet: they differ.
+    """
     if agent == other_agent:
         return True
-    for name, access in touches(agent, operation):
-        for other_name, other_access in touches(other_agent, other):
-            if name == other_name and not (access is Access.READ and other_access is Access.READ):
+    theirs = other.objects
+    for name, access in operation.objects:
+        for other_name, other_access in theirs:
+            if name == other_name and (access is not _READ or other_access is not _READ):
+                return True
+    if theirs:
+        mine = _AGENT_NAMES.get(agent) or agent_object(agent)
+        for other_name, _ in theirs:
+            if other_name == mine:
+                return True
+    if operation.objects:
+        its = _AGENT_NAMES.get(other_agent) or agent_object(other_agent)
+        for name, _ in operation.objects:
+            if name == its:
                 return True
     return False
 

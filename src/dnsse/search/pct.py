@@ -28,6 +28,7 @@ from dnsse.search.spinning import SpinWatch
 from dnsse.search.strategy import execution_seed
 
 INITIAL_STEP_ESTIMATE = 32
+_BELOW_EVERY_PRIORITY = float("-inf")
 
 
 class PctChooser:
@@ -48,13 +49,6 @@ class PctChooser:
         self.lowest = 1.0
         self.spins = 0  # agents dropped for spinning in this execution
 
-    def _priority(self, agent: int) -> float:
-        priority = self.priorities.get(agent)
-        if priority is None:
-            # Initial priorities lie above every change-point priority (<= depth - 1).
-            priority = self.priorities[agent] = self.depth + self.rng.random()
-        return priority
-
     def next_agent(self, runnable: Sequence[int], current: int | None, step: int) -> int:
         raise TypeError("PctChooser needs the operations of runnable agents (wants_operations)")
 
@@ -66,17 +60,19 @@ class PctChooser:
         operations: Sequence[Operation],
         history: Sequence[tuple[int, Operation]],
     ) -> int:
-        self.choices_made += 1
-        self.watch.follow(history)
+        made = self.choices_made = self.choices_made + 1
+        watch = self.watch
+        if watch.seen_steps != len(history):
+            watch.follow(history)
         best = self._best(runnable)
-        lowered = self.change_points.get(self.choices_made)
+        lowered = self.change_points.get(made)
         if lowered is not None:
             self.priorities[runnable[best]] = lowered
             best = self._best(runnable)
         # Drop spinning agents until one that can make progress is on top (or all spin).
-        for _ in range(len(runnable) - 1):
-            if not self.watch.spinning(runnable[best], operations[best]):
-                break
+        drops = len(runnable) - 1
+        while drops and watch.spinning(runnable[best], operations[best]):
+            drops -= 1
             self.lowest -= 1.0
             self.priorities[runnable[best]] = self.lowest
             self.spins += 1
@@ -84,7 +80,32 @@ class PctChooser:
         return best
 
     def _best(self, runnable: Sequence[int]) -> int:
-        return max(range(len(runnable)), key=lambda i: self._priority(runnable[i]))
+        """The index of the runnable agent of highest priority, the first of equals.
+
+        An agent seen for the first time draws its initial priority here, in
+        the order of ``runnable``: above every change-point priority (those
+        are at most ``depth - 1``).
+        """
+        priorities = self.priorities
+        if len(runnable) == 2:  # the commonest case, without the loop's cost
+            first, second = runnable
+            first_priority = priorities.get(first)
+            if first_priority is None:
+                first_priority = priorities[first] = self.depth + self.rng.random()
+            second_priority = priorities.get(second)
+            if second_priority is None:
+                second_priority = priorities[second] = self.depth + self.rng.random()
+            return 1 if second_priority > first_priority else 0
+        best = 0
+        top = _BELOW_EVERY_PRIORITY
+        for index, agent in enumerate(runnable):
+            priority = priorities.get(agent)
+            if priority is None:
+                priority = priorities[agent] = self.depth + self.rng.random()
+            # Strictly greater: the first of equal priorities wins (as with max()).
+            if priority > top:
+                best, top = index, priority
+        return best
 
     def next_value(self, kind: str, options: int) -> int:
         return self.rng.randrange(options)

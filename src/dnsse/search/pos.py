@@ -44,22 +44,26 @@ class PosChooser:
         operations: Sequence[Operation],
         history: Sequence[tuple[int, Operation]],
     ) -> int:
-        for agent, operation in history[self.seen_steps :]:
-            # The agent moved on to a new event; events racing with this step get new priorities.
-            self.priority.pop(agent, None)
-            self.pending.pop(agent, None)
-            for other, pending in list(self.pending.items()):
-                if dependent(agent, operation, other, pending):
-                    del self.priority[other]
-                    del self.pending[other]
-        self.seen_steps = len(history)
+        priorities = self.priority
+        if self.seen_steps != len(history):
+            pending = self.pending
+            for agent, operation in history[self.seen_steps :]:
+                # The agent moved on to a new event; events racing with this step get new priorities.
+                priorities.pop(agent, None)
+                pending.pop(agent, None)
+                if pending:
+                    for other, waiting in list(pending.items()):
+                        if dependent(agent, operation, other, waiting):
+                            del priorities[other]
+                            del pending[other]
+            self.seen_steps = len(history)
         best = 0
         best_priority = -1.0
-        for index, (agent, operation) in enumerate(zip(runnable, operations)):
-            priority = self.priority.get(agent)
+        for index, agent in enumerate(runnable):
+            priority = priorities.get(agent)
             if priority is None:
-                priority = self.priority[agent] = self.rng.random()
-                self.pending[agent] = operation
+                priority = priorities[agent] = self.rng.random()
+                self.pending[agent] = operations[index]
             if priority > best_priority:
                 best, best_priority = index, priority
         return best

@@ -36,20 +36,17 @@ from typing import Sequence
 
 from dnsse.engine.operation import CLOCK, Access, Operation
 
+_WRITE = Access.WRITE
+
 # Rounds are recognised up to this many earlier performances of the operation
 # since the last write: a loop body performing one operation more often than
 # this per round is taken for progress.
 CANDIDATE_PERIODS = 8
 
 
-def writes_state(operation: Operation) -> bool:
-    """Whether a step performing ``operation`` may change what another step observes."""
-    return any(access is Access.WRITE and name != CLOCK for name, access in operation.objects)
-
-
 def same_operation(recorded: Operation, pending: Operation) -> bool:
     """Whether a step recorded in the history performed ``pending`` (it may have touched more as it ran)."""
-    if recorded == pending:
+    if recorded is pending or recorded == pending:
         return True
     return (
         recorded.kind == pending.kind
@@ -82,31 +79,42 @@ class SpinWatch:
 
     def follow(self, history: Sequence[tuple[int, Operation]]) -> None:
         """Take in the steps of ``history`` not seen yet."""
-        for index in range(self.seen_steps, len(history)):
-            agent, operation = history[index]
-            record = self._record(agent)
-            positions = record.at.setdefault((operation.kind, operation.detail), [])
-            positions.append(len(record.steps))
-            if len(positions) > CANDIDATE_PERIODS + 1:
-                del positions[0]
-            record.steps.append(operation)
-            if writes_state(operation):
-                self.writes += 1
+        # Runs for every step of a pct execution, so inlined. A step writes program state when it
+        # writes an object other than virtual time. It makes every record so far stale, its own
+        # agent's included, so it is added to none.
+        since = self.since
+        writes = self.writes
+        for agent, operation in history[self.seen_steps :]:
+            for name, access in operation.objects:
+                if access is _WRITE and name != CLOCK:
+                    writes += 1
+                    break
+            else:
+                record = since.get(agent)
+                if record is None or record.writes != writes:
+                    record = since[agent] = _Since(writes)
+                steps = record.steps
+                key = (operation.kind, operation.detail)
+                positions = record.at.get(key)
+                if positions is None:
+                    record.at[key] = [len(steps)]
+                else:
+                    positions.append(len(steps))
+                    if len(positions) > CANDIDATE_PERIODS + 1:
+                        del positions[0]
+                steps.append(operation)
+        self.writes = writes
         self.seen_steps = len(history)
-
-    def _record(self, agent: int) -> _Since:
-        record = self.since.get(agent)
-        if record is None or record.writes != self.writes:
-            record = self.since[agent] = _Since(self.writes)
-        return record
 
     def spinning(self, agent: int, operation: Operation) -> bool:
         """Whether ``operation`` would take ``agent`` round the same loop a third time with no write anywhere."""
         record = self.since.get(agent)
         if record is None or record.writes != self.writes:
             return False
+        positions = record.at.get((operation.kind, operation.detail))
+        if positions is None:
+            return False
         steps = record.steps
-        positions = record.at.get((operation.kind, operation.detail), [])
         for position in reversed(positions):
             if not same_operation(steps[position], operation):
                 continue  # this line touched other objects then
