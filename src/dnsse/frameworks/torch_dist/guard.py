@@ -100,15 +100,19 @@ def touched(entries: list[Unsettled], func: object, args: tuple, kwargs: dict) -
     return None
 
 
-def program_frame(source_files: frozenset[str]) -> str | None:
+def program_frame(source_files: frozenset[str], depth: int = 2) -> str | None:
     """``file:line`` of the program's code when it made this torch call itself.
+
+    The call is looked for ``depth`` frames above this function's (the
+    caller of the mode's ``__torch_function__``, where that calls this
+    function through one helper).
 
     Calls torch's own code makes (DDP, FSDP, functional collectives and the
     optimizers, which wait correctly or read on the program's behalf) are
     not judged: only the program's direct call, or the torch function it
     called directly, counts.
     """
-    frame = sys._getframe(2)
+    frame = sys._getframe(depth)
     while frame is not None and frame.f_code.co_filename == _OVERRIDES:
         frame = frame.f_back
     if frame is not None and frame.f_code.co_filename.startswith(_TORCH_DIR):

@@ -47,13 +47,7 @@ class RankMode(RankModeMark, TorchFunctionMode):
         if state.streams.fence and not state.world.execution.scheduling:
             self._after_stream_work(func, args, kwargs)
         if state.unsettled:
-            entry = overlapping(state.unsettled, func, args, kwargs)
-            if entry is not None:
-                execution = state.world.execution
-                where = program_frame(execution.source_files)
-                if where is not None:
-                    execution.fail(read_bug(entry, state.rank, where, state.agent.name))
-                    raise ExecutionAborted()
+            self.guard_reads(func, args, kwargs)
         if self.cuda_on_cpu:
             moved = on_cpu(func, args, kwargs, state.world.on_cuda_request)
             if moved is None:
@@ -61,10 +55,21 @@ class RankMode(RankModeMark, TorchFunctionMode):
             args, kwargs = moved
         return func(*args, **kwargs)
 
-    def idle(self) -> bool:
-        """Whether :meth:`__torch_function__` would only call the function (a call that names no device)."""
+    def guard_reads(self, func: Any, args: tuple, kwargs: dict) -> None:
+        """Fail the execution when the program's own call reads a buffer of an unsettled async operation."""
         state = self.state
-        return not state.unsettled and not (state.streams.fence and not state.world.execution.scheduling)
+        entry = overlapping(state.unsettled, func, args, kwargs)
+        if entry is not None:
+            execution = state.world.execution
+            where = program_frame(execution.source_files, depth=3)  # above this method and __torch_function__
+            if where is not None:
+                execution.fail(read_bug(entry, state.rank, where, state.agent.name))
+                raise ExecutionAborted()
+
+    def fenced(self) -> bool:
+        """Whether a call must first wait for NCCL work the compute stream waits for (see :meth:`_after_stream_work`)."""
+        state = self.state
+        return bool(state.streams.fence) and not state.world.execution.scheduling
 
     def _after_stream_work(self, func: Any, args: tuple, kwargs: dict) -> None:
         """A kernel launched after a stream-level wait runs after the work waited for: wait for it here."""
@@ -89,15 +94,30 @@ def handle_c10d(public_api: Callable, relevant_args: Any, *args: Any, **kwargs: 
     ``public_api``, and put the mode back: that is done here directly, and
     ``public_api`` dispatches to any other mode or tensor subclass as before.
     The plainest calls skip torch's API too (see :mod:`.direct_calls`).
+
+    While async operations are unsettled the mode would first look for a
+    read of their buffers (:meth:`RankMode.guard_reads`); that look is made
+    here, as the mode makes it, before a direct call. (The guard judges the
+    program's own calls only, and finds this function's frame between the
+    program and the mode, so it never fails a c10d call: a collective's
+    writes to such a buffer are caught by :mod:`.work`'s snapshots.)
     """
     mode = rank_mode_on_top()
-    if mode is not None and mode.idle() and "device" not in kwargs and _modes_enabled():  # type: ignore[attr-defined]
+    if mode is not None and "device" not in kwargs and not mode.fenced() and _modes_enabled():  # type: ignore[attr-defined]
+        unsettled = mode.state.unsettled  # type: ignore[attr-defined]
         direct = DIRECT.get(public_api)
-        if direct is not None and len(args) == 1 and len(kwargs) == 3:
+        if direct is not None:
+            if unsettled:
+                try:
+                    apart(mode.guard_reads, public_api, args, kwargs)  # type: ignore[attr-defined]
+                except Exception:
+                    # torch's path looks again and raises the same, with its own frames in the traceback.
+                    return _torch_handle(public_api, relevant_args, *args, **kwargs)
             done = direct(*args, **kwargs)
             if done is not NotImplemented:
                 return done
-        return apart(public_api, *args, **kwargs)
+        if not unsettled:
+            return apart(public_api, *args, **kwargs)
     return _torch_handle(public_api, relevant_args, *args, **kwargs)
 
 
