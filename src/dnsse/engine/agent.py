@@ -38,33 +38,76 @@ class Wait:
     only when nothing else can run.
     """
 
-    __slots__ = ("ready", "describe", "timeout", "expiry", "timed_out")
+    __slots__ = ("ready", "describe", "timeout", "expiry", "timed_out", "signal")
 
     def __init__(
-        self, ready: Callable[[], bool], describe: Callable[[], str], timeout: float | None = None
+        self,
+        ready: Callable[[], bool],
+        describe: Callable[[], str],
+        timeout: float | None = None,
+        signal: Signal | None = None,
     ) -> None:
         self.ready = ready
         self.describe = describe
         self.timeout = timeout
         self.expiry: Operation | None = None
         self.timed_out = False
+        # A promise: ``ready`` is false until ``signal`` fires and true from then on. The agent
+        # then sleeps, untested, until it fires (see dnsse.engine.readiness).
+        self.signal = signal
+
+
+class Signal:
+    """The one event that makes a :class:`Wait` that names it ready (a collective completing, a send matched).
+
+    Whoever makes the wait's ``ready`` true calls :meth:`fire` right then;
+    the agents asleep on it can run again (:mod:`dnsse.engine.readiness`).
+    """
+
+    __slots__ = ("fired", "sleepers")
+
+    def __init__(self) -> None:
+        self.fired = False
+        # The agents asleep on it; None while there are none.
+        self.sleepers: list[Agent] | None = None
+
+    def fire(self) -> None:
+        self.fired = True
+        sleepers = self.sleepers
+        if sleepers:
+            self.sleepers = None
+            sleepers[0].execution.readiness.wake(sleepers)
 
 
 class Agent:
     """Bookkeeping shared by both kinds of agent."""
 
-    __slots__ = ("id", "name", "execution", "done", "waiting", "pending", "daemon", "frame")
+    __slots__ = ("id", "name", "execution", "done", "_waiting", "pending", "daemon", "frame", "standing", "asleep_on")
 
     def __init__(self, execution: Execution, name: str, daemon: bool = False) -> None:
         self.execution = execution
+        self.daemon = daemon
+        self._waiting: Wait | None = None
+        # Its standing in the execution's readiness table, and the signal it sleeps on (dnsse.engine.readiness).
+        self.standing = 0
+        self.asleep_on: Signal | None = None
         self.id = execution.register(self)
         self.name = name
         self.done = False
-        self.waiting: Wait | None = None
         self.pending: Operation = START
-        self.daemon = daemon
         # A thread agent's frame that stopped at its latest scheduling point: where it waits (none for step agents).
         self.frame: FrameType | None = None
+
+    @property
+    def waiting(self) -> Wait | None:
+        """Why the agent cannot run now; ``None`` when nothing holds it."""
+        return self._waiting
+
+    @waiting.setter
+    def waiting(self, wait: Wait | None) -> None:
+        self._waiting = wait
+        if not self.done:
+            self.execution.readiness.changed(self)
 
     def runnable(self) -> bool:
         if self.done:

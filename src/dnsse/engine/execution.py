@@ -28,6 +28,7 @@ from dnsse.engine.location import frame_location, source_line
 from dnsse.engine.object_names import ObjectNames
 from dnsse.engine.untraced import gettrace, settrace
 from dnsse.engine.operation import Access, Operation, expiry_of
+from dnsse.engine.readiness import Readiness
 from dnsse.engine.run_wait import acquire_within
 from dnsse.engine.running import ExecutionAborted, current_agent
 from dnsse.errors import NotUnderControl
@@ -61,6 +62,8 @@ class Execution:
         self.source_files = source_files
         self.agents: list[Agent] = []
         self.active: list[Agent] = []
+        # Which active agents can run, kept up to date as their waits change.
+        self.readiness = Readiness()
         self.step = 0
         self.history: list[tuple[int, Operation]] = []
         self.object_names = ObjectNames()
@@ -110,7 +113,15 @@ class Execution:
         self.agents.append(agent)
         self.active.append(agent)
         self.created_at.append(self.step)
-        return len(self.agents) - 1
+        agent_id = len(self.agents) - 1
+        self.readiness.add(agent, agent_id)
+        return agent_id
+
+    def _leave(self, agent: Agent) -> None:
+        """``agent`` ended."""
+        agent.done = True
+        self.active.remove(agent)
+        self.readiness.leave(agent)
 
     def thread_agents(self) -> list[ThreadAgent]:
         return [a for a in self.agents if isinstance(a, ThreadAgent)]
@@ -284,22 +295,15 @@ class Execution:
             # The agents that can take a step, and those whose timed wait may expire. Expiring waits
             # come after the enabled agents in the choice offered to the chooser, so "the first
             # option" never gives up on a wait. Inlined: it runs at every step.
-            enabled: list[int] = []
-            expiring: list[Agent] = []
-            live = False
-            for candidate in self.active:
-                if not candidate.daemon:
-                    live = True
-                waiting = candidate.waiting
-                if waiting is None or waiting.ready():
-                    enabled.append(candidate.id)
-                elif waiting.expiry is not None:
-                    expiring.append(candidate)
-            if not live:  # no live (non-daemon) agent is left
+            readiness = self.readiness
+            if not readiness.live:  # no live (non-daemon) agent is left
                 self._complete()
                 return None
+            enabled, expiring = readiness.scan()
             runnable = enabled + [agent.id for agent in expiring] if expiring else enabled
             if not runnable:
+                if readiness.broken_promises(self.active):
+                    continue
                 self.fail(self._deadlock_bug())
                 return None
             step = self.step = self.step + 1
@@ -349,7 +353,8 @@ class Execution:
             if index >= len(enabled):
                 chosen.waiting.timed_out = True  # type: ignore[union-attr]
                 operation = chosen.waiting.expiry  # type: ignore[union-attr, assignment]
-            chosen.waiting = None
+            if chosen._waiting is not None:
+                chosen.waiting = None
             if asks is not None and options > 1:
                 # What the choice chose (agent_choice in dnsse.engine.choices): the frame of the
                 # program where the agent stands, found as _where finds it; its line is read later.
@@ -398,15 +403,13 @@ class Execution:
             )
             return
         if outcome is FINISHED:
-            agent.done = True
-            self.active.remove(agent)
+            self._leave(agent)
         else:
             agent.waiting = outcome  # type: ignore[assignment]
 
     # ------------------------------------------------------------ agent exits
     def agent_finished(self, agent: ThreadAgent) -> None:
-        agent.done = True
-        self.active.remove(agent)
+        self._leave(agent)
         if self.aborted:
             return
         try:
@@ -420,9 +423,9 @@ class Execution:
             self._hand_to(chosen)
 
     def agent_raised(self, agent: ThreadAgent, error: BaseException) -> None:
-        agent.done = True
         if agent in self.active:
-            self.active.remove(agent)
+            self._leave(agent)
+        agent.done = True
         if isinstance(error, TraceDivergence):
             self.diverge(str(error))
             return

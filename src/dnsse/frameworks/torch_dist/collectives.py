@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Callable
 
 import torch
 
-from dnsse.engine.agent import FINISHED, Agent, StepAgent, Wait
+from dnsse.engine.agent import FINISHED, Agent, Signal, StepAgent, Wait
 from dnsse.engine.bugs import Bug, BugKind
 from dnsse.engine.execution import ExecutionAborted
 from dnsse.engine.operation import Access, Operation
@@ -67,6 +67,8 @@ class Part:
     done: bool = False
     agent: StepAgent | None = None
     entry: Entry | None = None
+    # Fired with done: a rank blocked on its part sleeps until then.
+    finished: Signal = field(default_factory=Signal)
 
     @property
     def op(self) -> str:
@@ -107,6 +109,7 @@ class Part:
 
     def finish(self) -> None:
         self.done = True
+        self.finished.fire()
         instance = self.instance
         self.state.world.execution.emit(
             self.state.agent,
@@ -295,7 +298,7 @@ class Collectives:
             try:
                 arrived = execution.block(
                     agent,
-                    Wait(lambda: part.done, instance.describe, None if timeout is None else timeout[0]),
+                    Wait(lambda: part.done, instance.describe, None if timeout is None else timeout[0], part.finished),
                     Operation(f"{call.name}.done"),
                 )
             finally:

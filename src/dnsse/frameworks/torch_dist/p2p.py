@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from dnsse.engine.agent import FINISHED, StepAgent, Wait
+from dnsse.engine.agent import FINISHED, Signal, StepAgent, Wait
 from dnsse.engine.bugs import Bug, BugKind
 from dnsse.engine.choices import ChoiceKind
 from dnsse.engine.execution import ExecutionAborted
@@ -86,6 +86,8 @@ class Message:
     buffer: torch.Tensor | None = None  # isend: the program's buffer, checked at transfer
     slot: str = ""  # the message's name: its channel and its number in it
     matched: bool = False
+    # Fired with matched: a blocking send sleeps until then.
+    received: Signal = field(default_factory=Signal)
     instance: Instance | None = None
     # What the transfer touches: a Work.wait() on it depends on those steps.
     touches: tuple[tuple[str, Access], ...] = ()
@@ -222,7 +224,7 @@ class Mailboxes:
         else:
             execution.block(
                 state.agent,
-                Wait(lambda: message.matched, message.describe_send),
+                Wait(lambda: message.matched, message.describe_send, signal=message.received),
                 Operation(f"{op}.done", touches),
             )
         return message
@@ -343,6 +345,7 @@ class Mailboxes:
         if receive.snapshot is not None:
             receive.written = receive.buffer.detach().clone()  # type: ignore[attr-defined]
         message.matched = True
+        message.received.fire()
         receive.done = True
         receive.source = message.state.rank
         self.pending[dst].remove(receive)
