@@ -160,7 +160,7 @@ Not part of the table below; each prints its own table (figures in README's Spee
 
 | command | measures |
 |---|---|
-| `.venv/bin/python benchmarks/engine_speed.py` | scheduling points/s (no switches, random, pct); executions/s of the 2-rank ten-collective program against real gloo |
+| `.venv/bin/python benchmarks/engine_speed.py` | scheduling points/s and CPU µs per point under each chooser (no switches, random, pct, pos, dfs; `--points-only` for those alone); executions/s of the 2-rank ten-collective program against real gloo |
 | `.venv/bin/python benchmarks/cost_model.py` | an execution's fixed cost (threads; torch at 2..64 ranks), a scheduling point, a switch, a coverage event |
 | `.venv/bin/python benchmarks/frontrun_compare.py --install` | dnsse against frontrun (installed into its own venv) on a locked lazy init and a two-lock transfer, alternating runs, ratios |
 | `.venv/bin/python benchmarks/ray_speed.py` | controlled executions/s of a Ray program, against one real Ray run |

@@ -1,13 +1,14 @@
 """Speed of the controlled engine, measured side by side in one run.
 
 1. scheduling points per second of the bare engine (two agents yielding),
-   with the agents as greenlets of one OS thread and on OS threads of their own;
+   with the agents as greenlets of one OS thread and on OS threads of their own,
+   under each strategy's chooser, and the CPU time of one point with greenlets;
 2. executions per second of a 2-rank program with ten collectives;
 3. the slowdown of one controlled execution against the same program run
    uncontrolled with real gloo (two processes: gloo cannot be given two
    default groups in one process through the public API).
 
-Run: .venv/bin/python benchmarks/engine_speed.py [--repeats 5]
+Run: .venv/bin/python benchmarks/engine_speed.py [--repeats 5] [--points-only]
 Figures are medians of the repeats; the machine is shared, so compare ratios.
 """
 
@@ -25,11 +26,13 @@ HERE = Path(__file__).resolve().parent
 PROGRAM = HERE / "speed" / "ten_collectives.py"
 
 
-def scheduling_points_per_second(chooser_name: str, points: int = 20_000, greenlets: bool = True) -> float:
+def scheduling_points_per_second(chooser_name: str, points: int = 20_000, greenlets: bool = True) -> tuple[float, float]:
+    """Points per second (wall) and CPU microseconds per point, for two agents making ``points`` each."""
     from dnsse.engine.agent import ThreadAgent
     from dnsse.engine.choices import FirstChooser
     from dnsse.engine.execution import Execution, Limits, current_agent
     from dnsse.engine.operation import Access, Operation
+    from dnsse.search.dfs import DfsStrategy
     from dnsse.search.pct import PctChooser
     from dnsse.search.pos import PosChooser
     from dnsse.search.random_walk import RandomChooser
@@ -39,6 +42,8 @@ def scheduling_points_per_second(chooser_name: str, points: int = 20_000, greenl
         "random": lambda: RandomChooser(1),
         "pct (depth 3)": lambda: PctChooser(1, 3, 2 * points),
         "pos": lambda: PosChooser(1),
+        # The first execution of a search, the one that adds a node at every choice.
+        "dfs": lambda: DfsStrategy().chooser_for(0),
     }[chooser_name]()
     # This file stands for the program: each choice records where the agent stood in it, as in a real run.
     execution = Execution(chooser, Limits(max_steps=10 * points), frozenset({__file__}))
@@ -54,9 +59,9 @@ def scheduling_points_per_second(chooser_name: str, points: int = 20_000, greenl
 
     for index in range(2):
         ThreadAgent(execution, f"agent {index}", body)
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     execution.run()
-    return execution.step / (time.perf_counter() - started)
+    return execution.step / (time.perf_counter() - started), 1e6 * (time.process_time() - cpu) / execution.step
 
 
 def controlled_executions_per_second(strategy_name: str, executions: int = 100) -> float:
@@ -115,19 +120,29 @@ def uncontrolled_seconds_per_run(runs: int = 200) -> float | None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--points-only", action="store_true", help="only the scheduling points table")
     arguments = parser.parse_args()
     repeats = arguments.repeats
 
     print("## Engine: scheduling points per second (2 agents, 40,000 points)\n")
-    print("| chooser | points/s, greenlet agents (median) | points/s, OS-thread agents (median) | ratio |")
-    print("|---|---:|---:|---:|")
-    for name in ("first (no switches)", "random", "pct (depth 3)", "pos"):
+    print(
+        "| chooser | points/s, greenlet agents (median) | points/s, OS-thread agents (median) | ratio "
+        "| CPU µs per point, greenlet agents (median) |"
+    )
+    print("|---|---:|---:|---:|---:|")
+    for name in ("first (no switches)", "random", "pct (depth 3)", "pos", "dfs"):
         rates: dict[bool, list[float]] = {True: [], False: []}
+        cpu: list[float] = []
         for _ in range(repeats):
             for greenlets in rates:  # alternating, so the machine's load falls on both alike
-                rates[greenlets].append(scheduling_points_per_second(name, greenlets=greenlets))
+                rate, microseconds = scheduling_points_per_second(name, greenlets=greenlets)
+                rates[greenlets].append(rate)
+                if greenlets:
+                    cpu.append(microseconds)
         ours, theirs = statistics.median(rates[True]), statistics.median(rates[False])
-        print(f"| {name} | {ours:,.0f} | {theirs:,.0f} | {ours / theirs:.2f}x |")
+        print(f"| {name} | {ours:,.0f} | {theirs:,.0f} | {ours / theirs:.2f}x | {statistics.median(cpu):.2f} |")
+    if arguments.points_only:
+        return
 
     print("\n## torch: 2 ranks, ten collectives per execution\n")
     per_strategy = {}

@@ -147,12 +147,19 @@ class DfsChooser:
             agent, operation = history[index]
             self.last_step[agent] = index
             if reduce:
-                self.sleep = {
-                    r: (o, known)
-                    for r, (o, known) in self.sleep.items()
-                    if not dependent_across(r, o, known, agent, operation)
-                }
-                self.known = max([self.known] + [number_of(name) or 0 for name, _ in operation.objects])
+                if self.sleep:
+                    self.sleep = {
+                        r: (o, known)
+                        for r, (o, known) in self.sleep.items()
+                        if not dependent_across(r, o, known, agent, operation)
+                    }
+                known = self.known
+                for name, _ in operation.objects:
+                    if name.startswith("o"):  # the names number_of knows, oN and oN.attr
+                        number = number_of(name)
+                        if number is not None and number > known:
+                            known = number
+                self.known = known
         self.seen_steps = len(history)
         self.finish.follow(history)
         for agent in runnable:
@@ -226,9 +233,14 @@ class DfsChooser:
 
     def _starved(self, candidates: set[int]) -> int | None:
         """The agent that has not run for longest, once that is ``PATIENCE`` steps."""
-        now = self.seen_steps
-        longest = min(candidates, key=lambda agent: (self.last_step[agent], agent))
-        return longest if now - self.last_step[longest] > PATIENCE else None
+        last_step = self.last_step
+        longest = -1
+        since: int | None = None
+        for agent in candidates:  # the least (last step, agent), without min()'s key tuples
+            step = last_step[agent]
+            if since is None or step < since or (step == since and agent < longest):
+                longest, since = agent, step
+        return longest if since is not None and self.seen_steps - since > PATIENCE else None
 
     def _replayed(self) -> _Node | None:
         """The next node of the prefix to replay; ``None`` past the prefix."""
