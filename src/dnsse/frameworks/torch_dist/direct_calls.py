@@ -15,6 +15,9 @@ arguments and return what torch's function returns: about a quarter of a
 synchronous collective's CPU. Any other case returns :data:`NotImplemented`,
 and torch's own path runs, with its own checks and messages.
 
+They run with the rank's mode off, as torch runs the mode's handler: the
+tensors' metadata they read, and the issue, are plain calls.
+
 ``all_reduce``, ``broadcast``, ``reduce``, ``all_gather`` and
 ``reduce_scatter_single`` (which ``reduce_scatter_tensor`` calls) take it.
 ``barrier`` passes no tensor, so it never reaches torch function dispatch.
@@ -31,12 +34,10 @@ from torch.distributed import distributed_c10d
 
 from dnsse.frameworks.torch_dist import ops
 from dnsse.frameworks.torch_dist.backend import ControlledProcessGroup
-from dnsse.frameworks.torch_dist.mode_off import apart
 from dnsse.frameworks.torch_dist.streams import uses_nccl
 
 _STRIDED = torch.strided
 _RED_OP = torch.distributed.ReduceOp.RedOpType
-_modes = torch._C._len_torch_function_stack
 
 
 # A Parameter disables torch function dispatch for itself: torch treats it as a plain tensor.
@@ -55,9 +56,8 @@ def _fp8(tensor: object) -> bool:
 
 def _group(group: object, async_op: object) -> ControlledProcessGroup | None:
     """The controlled group torch would hand the call to, when nothing else would see or change it."""
-    if type(async_op) is not bool or _modes() != 1:
-        # torch's backend learns a non-bool async_op's meaning from its frames; another mode would see the call.
-        return None
+    if type(async_op) is not bool:
+        return None  # torch's backend learns a non-bool async_op's meaning from its frames
     if group is None:
         group = distributed_c10d._world.default_pg  # None before init_process_group: torch's path raises
     if type(group) is not ControlledProcessGroup:
@@ -84,7 +84,7 @@ def _root(group: ControlledProcessGroup, rank: object, group_rank: object) -> tu
 
 def _issue(group: ControlledProcessGroup, call: ops.CollectiveCall, async_op: bool) -> object:
     state = group.state  # type: ignore[attr-defined]
-    work = apart(state.world.collectives.issue, state, group.group, call, async_op)  # type: ignore[attr-defined]
+    work = state.world.collectives.issue(state, group.group, call, async_op)  # type: ignore[attr-defined]
     # A synchronous collective under gloo is complete when issued: torch's wait() would return at once.
     return work if async_op else None
 

@@ -83,6 +83,7 @@ class RankMode(RankModeMark, TorchFunctionMode):
 
 _torch_handle = torch.overrides.handle_torch_function
 _modes_enabled = torch._C._is_torch_function_mode_enabled
+_modes = torch._C._len_torch_function_stack
 
 
 def handle_c10d(public_api: Callable, relevant_args: Any, *args: Any, **kwargs: Any) -> Any:
@@ -106,14 +107,14 @@ def handle_c10d(public_api: Callable, relevant_args: Any, *args: Any, **kwargs: 
     if mode is not None and "device" not in kwargs and not mode.fenced() and _modes_enabled():  # type: ignore[attr-defined]
         unsettled = mode.state.unsettled  # type: ignore[attr-defined]
         direct = DIRECT.get(public_api)
-        if direct is not None:
+        if direct is not None and _modes() == 1:  # another mode would see the call
             if unsettled:
                 try:
                     apart(mode.guard_reads, public_api, args, kwargs)  # type: ignore[attr-defined]
                 except Exception:
                     # torch's path looks again and raises the same, with its own frames in the traceback.
                     return _torch_handle(public_api, relevant_args, *args, **kwargs)
-            done = direct(*args, **kwargs)
+            done = apart(direct, *args, **kwargs)
             if done is not NotImplemented:
                 return done
         if not unsettled:
