@@ -221,6 +221,7 @@ def test_pos_chooses_as_its_plain_definition() -> None:
 
 
 def test_spin_watch_answers_as_its_plain_definition() -> None:
+    """Whether an agent spins, and which agents move on, with records that writes make stale."""
     rng = random.Random(5)
     for trial in range(200):
         agents = rng.randint(1, 3)
@@ -234,9 +235,11 @@ def test_spin_watch_answers_as_its_plain_definition() -> None:
             if rng.random() < 0.5:
                 fast.follow(history)
                 plain.follow(history)
+                pendings = [loops[asked][(step + 1) % len(loops[asked])] for asked in range(agents)]
                 for asked in range(agents):
-                    pending = loops[asked][(step + 1) % len(loops[asked])]
-                    assert fast.spinning(asked, pending) == plain.spinning(asked, pending), (trial, step)
+                    assert fast.spinning(asked, pendings[asked]) == plain.spinning(asked, pendings[asked]), (trial, step)
+                plain_moving = [i for i in range(agents) if not plain.spinning(i, pendings[i])]
+                assert fast.moving(range(agents), pendings) == plain_moving
             history.append((agent, operation))
 
 

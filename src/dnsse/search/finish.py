@@ -38,8 +38,7 @@ class Finish:
 
     def moving(self, runnable: Sequence[int], operations: Sequence[Operation]) -> list[int]:
         """Indices in ``runnable`` of the agents not caught spinning; all of them when every one spins."""
-        moving = [i for i, agent in enumerate(runnable) if not self.watch.spinning(agent, operations[i])]
-        return moving or list(range(len(runnable)))
+        return self.watch.moving(runnable, operations) or list(range(len(runnable)))
 
     def next_agent(
         self, runnable: Sequence[int], current: int | None, step: int, operations: Sequence[Operation]

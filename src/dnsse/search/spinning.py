@@ -106,6 +106,19 @@ class SpinWatch:
         self.writes = writes
         self.seen_steps = len(history)
 
+    def moving(self, runnable: Sequence[int], operations: Sequence[Operation]) -> list[int]:
+        """Indices in ``runnable`` of the agents whose pending operation (``operations[i]``) would not spin."""
+        # Asked at every choice of dfs and the directed choosers: an agent whose record a write made
+        # stale is known to make progress without the call.
+        since = self.since
+        writes = self.writes
+        moving = []
+        for index, agent in enumerate(runnable):
+            record = since.get(agent)
+            if record is None or record.writes != writes or not self.spinning(agent, operations[index]):
+                moving.append(index)
+        return moving
+
     def spinning(self, agent: int, operation: Operation) -> bool:
         """Whether ``operation`` would take ``agent`` round the same loop a third time with no write anywhere."""
         record = self.since.get(agent)
