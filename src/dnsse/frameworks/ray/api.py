@@ -107,8 +107,12 @@ def method(*args: Any, **options: Any) -> Callable[[Callable], Callable]:
 def _as_ref_list(object_refs: Any, api: str) -> tuple[list[ObjectRef], bool]:
     if isinstance(object_refs, ObjectRef):
         return [object_refs], True
-    if isinstance(object_refs, (list, tuple)) and all(isinstance(ref, ObjectRef) for ref in object_refs):
-        return list(object_refs), False
+    if isinstance(object_refs, (list, tuple)):
+        for ref in object_refs:
+            if not isinstance(ref, ObjectRef):
+                break
+        else:
+            return list(object_refs), False
     raise ValueError(
         f"'object_refs' must either be an ObjectRef or a list of ObjectRefs (ray.{api} was given "
         f"{type(object_refs).__name__})."

@@ -125,6 +125,12 @@ class WorkerPool:
 
     def lease(self, shipment: Shipment) -> WorkerProcess:
         """The idle process that runs a task of ``shipment`` now: a choice where the process matters."""
+        if not shipment.keeps_state:
+            # No choice to ask: the first of the options below, a clean idle process, is the one taken.
+            clean = self._first_clean_idle()
+            if clean is not None:
+                clean.busy = True
+                return clean
         idle = [p for p in self.processes if not p.busy]
         clean = next((p for p in idle if p.clean), None)
         options: list[WorkerProcess | None] = [p for p in idle if not p.clean]
@@ -139,6 +145,12 @@ class WorkerPool:
             self.processes.append(process)
         process.busy = True
         return process
+
+    def _first_clean_idle(self) -> WorkerProcess | None:
+        for process in self.processes:
+            if process.clean and not process.busy:
+                return process
+        return None
 
     def give_back(self, process: WorkerProcess, shipment: Shipment, died: bool, max_calls: int) -> None:
         """The task is over; the process exits when it died or ran ``max_calls`` calls of the function."""

@@ -119,7 +119,9 @@ def resolve(args: tuple, kwargs: dict, dependencies: list[ObjectRef]) -> tuple[t
     """Replace the top-level refs (``dependencies``) by their values; a failed dependency raises its error."""
     if not dependencies:
         return args, kwargs
-    resolved = tuple(value.fetch() if isinstance(value, ObjectRef) else value for value in args)
+    resolved = tuple([value.fetch() if isinstance(value, ObjectRef) else value for value in args])
+    if not kwargs:
+        return resolved, kwargs
     resolved_kwargs = {k: v.fetch() if isinstance(v, ObjectRef) else v for k, v in kwargs.items()}
     return resolved, resolved_kwargs
 

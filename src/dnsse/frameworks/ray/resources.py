@@ -83,17 +83,17 @@ class Cluster:
             self._holders[holder] = _Holder(demand, releases_when_blocked)
 
     def give(self, holder: str) -> None:
-        for pool in (self, *self.bundles):
+        for pool in (self, *self.bundles) if self.bundles else (self,):
             pool._holders.pop(holder, None)
 
     def blocked(self, holder: str) -> None:
-        for pool in (self, *self.bundles):
+        for pool in (self, *self.bundles) if self.bundles else (self,):
             entry = pool._holders.get(holder)
             if entry is not None and entry.releases_when_blocked:
                 entry.holding = False
 
     def unblocked(self, holder: str) -> None:
-        for pool in (self, *self.bundles):
+        for pool in (self, *self.bundles) if self.bundles else (self,):
             entry = pool._holders.get(holder)
             if entry is not None:
                 entry.holding = True
