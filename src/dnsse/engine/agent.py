@@ -15,12 +15,9 @@ import sys
 from types import FrameType
 from typing import TYPE_CHECKING, Callable
 
+from dnsse.engine import agent_threads
 from dnsse.engine.operation import START, Operation
 from dnsse.engine.running import ExecutionAborted, set_current_agent
-
-# Bound now: the program's own calls of _thread.start_new_thread are refused
-# (see dnsse.frameworks.threads.patching), the engine's never are.
-_start_new_thread = _thread.start_new_thread
 
 if TYPE_CHECKING:
     from dnsse.engine.execution import Execution
@@ -150,7 +147,7 @@ class ThreadAgent(Agent):
 
     __slots__ = (
         "body", "_baton", "thread_ident", "started", "exited", "on_start", "handle", "importing",
-        "greenlet", "saved_thread",
+        "greenlet", "saved_thread", "keeps_thread",
     )
 
     def __init__(
@@ -180,11 +177,14 @@ class ThreadAgent(Agent):
         # agent's greenlet, and its share of the thread while it is parked.
         self.greenlet: object = None
         self.saved_thread: object = None
+        # Its OS thread may be one kept from an earlier agent, and is kept for a later one
+        # (dnsse.engine.agent_threads): only for agents that leave nothing of theirs in it.
+        self.keeps_thread = False
 
     def launch(self) -> None:
         """Start the OS thread; it parks until the scheduler picks it."""
         self.started = True
-        _start_new_thread(self._bootstrap, ())
+        agent_threads.start(self._bootstrap, self.keeps_thread)
 
     def resume(self) -> None:
         self._baton.release()

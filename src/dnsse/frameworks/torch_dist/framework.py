@@ -49,6 +49,8 @@ from dnsse.frameworks.torch_dist.uncontrolled import REFUSED
 from dnsse.frameworks.torch_dist.world import RankState, World
 from dnsse.frameworks.threads.patching import controlled_threading
 
+_unregister_all_process_groups = torch._C._distributed_c10d._unregister_all_process_groups
+
 
 # A campaign builds more than one framework (minimizing, replaying): the notice is per process.
 _CUDA_NOTICED: list[str] = []
@@ -98,6 +100,7 @@ class TorchFramework:
         execution.deadlock_explainers.append(lambda blocked: world.collectives.explain_deadlock(world.ranks, blocked))
         for rank in range(self.world_size):
             agent = ThreadAgent(execution, f"rank {rank}", lambda: None)
+            agent.keeps_thread = True  # its body unregisters its groups (see _rank_body)
             state = RankState(world, rank, agent)
             agent.body = _rank_body(target, state, inputs, self._default_groups)
             agent.handle = state
@@ -167,6 +170,9 @@ def _rank_body(
             wait_for(state, state.streams.pending(), "its NCCL streams to finish before the process exits")
         finally:
             target.release(module)
+            # The rank's process ends, and its groups with it: torch's per-thread registry of group
+            # names is left as a new thread has it, for the next execution's rank in this thread.
+            _unregister_all_process_groups()
 
     return body
 
