@@ -88,12 +88,13 @@ class Agent:
         # Its standing in the execution's readiness table, and the signal it sleeps on (dnsse.engine.readiness).
         self.standing = 0
         self.asleep_on: Signal | None = None
-        self.id = execution.register(self)
         self.name = name
         self.done = False
         self.pending: Operation = START
         # A thread agent's frame that stopped at its latest scheduling point: where it waits (none for step agents).
         self.frame: FrameType | None = None
+        # Last, once built: from here on the scheduler's thread may read it (Execution.register).
+        self.id = execution.register(self)
 
     @property
     def waiting(self) -> Wait | None:
@@ -133,8 +134,8 @@ class StepAgent(Agent):
         first_wait: Wait | None = None,
         operation: Operation = START,
     ) -> None:
-        super().__init__(execution, name, daemon=True)
         self.step = step
+        super().__init__(execution, name, daemon=True)
         self.waiting = first_wait
         self.pending = operation
 
@@ -158,7 +159,7 @@ class ThreadAgent(Agent):
         daemon: bool = False,
         on_start: Callable[[], None] | None = None,
     ) -> None:
-        super().__init__(execution, name, daemon=daemon)
+        # Its own fields before Agent.__init__ registers it, where the scheduler may read them.
         self.body = body
         # Held while the agent is parked; released to let it run.
         self._baton = _thread.allocate_lock()
@@ -180,6 +181,7 @@ class ThreadAgent(Agent):
         # Its OS thread may be one kept from an earlier agent, and is kept for a later one
         # (dnsse.engine.agent_threads): only for agents that leave nothing of theirs in it.
         self.keeps_thread = False
+        super().__init__(execution, name, daemon=daemon)
 
     def launch(self) -> None:
         """Start the OS thread; it parks until the scheduler picks it."""

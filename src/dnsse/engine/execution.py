@@ -110,10 +110,13 @@ class Execution:
 
     # ----------------------------------------------------------------- agents
     def register(self, agent: Agent) -> int:
+        """Give ``agent``, fully built, its id and make it one of the execution's agents."""
+        # The id first: the scheduler's thread may read every agent (an execution that timed out
+        # describes where each stood) while the running agent's thread is registering this one.
+        agent_id = agent.id = len(self.agents)
         self.agents.append(agent)
         self.active.append(agent)
         self.created_at.append(self.step)
-        agent_id = len(self.agents) - 1
         self.readiness.add(agent, agent_id)
         return agent_id
 
