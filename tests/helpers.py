@@ -77,6 +77,22 @@ def run_ray(spec: str, seeds: Iterable[int] = range(40), faults: bool = True) ->
         return [run_execution(target, framework, SeededChooser(seed)) for seed in seeds]
 
 
+def ray_outcomes(spec: str, seeds: Iterable[int] = range(12)) -> list[tuple]:
+    """What each seeded execution of a Ray program did: steps, choices, bug (with its details), events.
+
+    For comparing a fast path with the way it replaces: equal outcomes, execution by execution.
+    """
+    return [
+        (
+            result.steps,
+            [choice.to_json() for choice in result.choices],
+            (result.bug.signature(), result.bug.details) if result.bug is not None else None,
+            [(event.step, event.agent, event.name, event.fields) for event in result.events],
+        )
+        for result in run_ray(spec, seeds=seeds)
+    ]
+
+
 @contextlib.contextmanager
 def controlled(spec: str, world_size: int = 2) -> Iterator[Callable[[Chooser], ExecutionResult]]:
     """A program of tests/programs with its framework active: yields ``run(chooser) -> result``."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers import run_ray
+from helpers import ray_outcomes, run_ray
 
 from dnsse.frameworks.ray import processes
 
@@ -31,24 +31,12 @@ PROGRAMS = [
 ]
 
 
-def _record(spec: str) -> list[tuple]:
-    return [
-        (
-            result.steps,
-            [choice.to_json() for choice in result.choices],
-            (result.bug.signature(), result.bug.details) if result.bug is not None else None,
-            [(event.step, event.agent, event.name, event.fields) for event in result.events],
-        )
-        for result in run_ray(spec, seeds=range(12))
-    ]
-
-
 @pytest.mark.parametrize("spec", PROGRAMS)
 def test_the_direct_lease_runs_as_the_options_built_every_time(spec: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    direct = _record(spec)
+    direct = ray_outcomes(spec)
     with monkeypatch.context() as patched:
         patched.setattr(processes.WorkerPool, "_first_clean_idle", lambda self: None)
-        built = _record(spec)
+        built = ray_outcomes(spec)
     assert direct == built
     assert any(name == "task.start" for *_, events in direct for _, _, name, _ in events)
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers import run_ray
+from helpers import ray_outcomes, run_ray
 
 from dnsse.frameworks.ray import tasks
 
@@ -34,17 +34,6 @@ PROGRAMS = [
 ]
 
 
-def _record(spec: str) -> list[tuple]:
-    return [
-        (
-            result.steps,
-            [choice.to_json() for choice in result.choices],
-            result.bug.signature() if result.bug is not None else None,
-            [(event.step, event.agent, event.name, event.fields) for event in result.events],
-        )
-        for result in run_ray(spec, seeds=range(12))
-    ]
-
 
 def _never_kept(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every task works out its function's options again, and asks placement_of, as before they were kept."""
@@ -62,10 +51,10 @@ def _never_kept(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.mark.parametrize("spec", PROGRAMS)
 def test_kept_options_run_as_options_read_at_every_task(spec: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    kept = _record(spec)
+    kept = ray_outcomes(spec)
     with monkeypatch.context() as patched:
         _never_kept(patched)
-        anew = _record(spec)
+        anew = ray_outcomes(spec)
     assert kept == anew
     # The programs submit tasks (the compared runs are not all cut short before the first).
     assert any(name == "task.submit" for *_, events in kept for _, _, name, _ in events)
