@@ -29,6 +29,10 @@ is replaced:
 A loop whose every task waits for something no one will do is a deadlock,
 reported with where each task awaits.
 
+Servers and connections run over the execution's loopback network
+(:mod:`.aio_network`); the loop's other I/O (subprocesses, pipes, raw
+sockets, signals) is not under control (:mod:`.aio_refusals`).
+
 Frameworks build on it: :meth:`ControlledLoop.watch` turns a condition that
 other agents make true (a Ray ref filled) into a future of the loop,
 ``on_task_agent`` lets them say whom a task's agent works for, and
@@ -47,6 +51,8 @@ from typing import Any, Callable
 from dnsse.engine.agent import ThreadAgent, Wait
 from dnsse.engine.execution import ExecutionAborted, current_agent
 from dnsse.engine.operation import Access, Operation
+from dnsse.frameworks.threads.aio_network import LoopbackNetworking
+from dnsse.frameworks.threads.aio_refusals import RefusedIO
 from dnsse.frameworks.threads.inheritance import captured, restore, snapshot
 from dnsse.frameworks.threads.runtime import MONOTONIC_BASE, runtime_for
 from dnsse.frameworks.threads.shared_state import traced
@@ -57,7 +63,7 @@ _THREADS_PLAN = object()
 _RESOLUTION = 1e-9
 
 
-class ControlledLoop(asyncio.BaseEventLoop):
+class ControlledLoop(LoopbackNetworking, RefusedIO, asyncio.BaseEventLoop):
     """The event loop of one agent of an execution; created by the controlled policy."""
 
     def __init__(
@@ -198,7 +204,7 @@ class ControlledLoop(asyncio.BaseEventLoop):
         """``call_soon_threadsafe`` needs no wake-up: waits are re-tested at every step."""
 
     def _process_events(self, event_list: list) -> None:
-        """No selector: a controlled loop has no sockets or pipes."""
+        """No selector: connections deliver through callbacks (:mod:`.aio_network`); other I/O is refused."""
 
     @property
     def owner(self) -> ThreadAgent:

@@ -1,0 +1,236 @@
+"""The loopback network inside one execution: listeners by address, connections as pairs of byte pipes.
+
+A program that serves and connects to itself over ``127.0.0.1`` (or a Unix
+socket) talks only to itself, so its network can be modelled in full: the
+execution holds one :class:`Network` (every agent, event loop and Ray worker
+of it shares the one host), and nothing reaches the operating system. Ports
+are numbered per execution, so a replay binds the same ones.
+
+The model is plain bookkeeping, independent of asyncio: a reader is told
+that data arrived through the pipe's ``waker`` (an asyncio transport
+schedules its delivery with it), or tests the pipe itself (a blocking reader's
+wait). Each write is appended whole to the peer's pipe; a reader takes what
+is there, several writes at once if they arrived before it read. Buffers are
+unbounded: a writer never waits for its peer to read (kernel buffers hold
+much, and waiting where a real one would not could report a deadlock that
+is not there).
+
+A connection to an address of the host that nothing listens on is refused
+(``ConnectionRefusedError``), as the operating system refuses it; a host
+outside the machine (the real network) is not under control.
+"""
+
+from __future__ import annotations
+
+import collections
+import errno
+import ipaddress
+import os
+import socket
+from typing import Callable
+
+from dnsse.engine.uncontrolled import refuse
+
+# Linux's default range of ephemeral ports (net.ipv4.ip_local_port_range).
+_EPHEMERAL = range(32768, 61000)
+_WILDCARDS = {socket.AF_INET: "0.0.0.0", socket.AF_INET6: "::"}
+_LOOPBACKS = {socket.AF_INET: "127.0.0.1", socket.AF_INET6: "::1"}
+_OUTSIDE = (
+    "a connection outside the program's own host goes to the real network, which dnsse does not model; check the "
+    "program against a server of its own on 127.0.0.1 or ::1"
+)
+
+
+class Pipe:
+    """The bytes one endpoint sent and the other has not read yet, then end-of-file or a reset."""
+
+    __slots__ = ("data", "eof", "reset", "waker")
+    # A reset is read after the bytes that came before it, as Linux's recv returns them first.
+
+    def __init__(self) -> None:
+        self.data = bytearray()
+        self.eof = False
+        self.reset = False
+        # Called after every change, when the reading side asked to be told.
+        self.waker: Callable[[], None] | None = None
+
+    def wake(self) -> None:
+        if self.waker is not None:
+            self.waker()
+
+    def take(self, limit: int = -1) -> bytes:
+        """Up to ``limit`` bytes (all: -1) in the order they were written."""
+        size = len(self.data) if limit < 0 else min(limit, len(self.data))
+        chunk = bytes(self.data[:size])
+        del self.data[:size]
+        return chunk
+
+
+class Endpoint:
+    """One side of a connection: what it reads (``inbound``) and what its peer reads (``outbound``)."""
+
+    def __init__(self, family: int, address: object, peer_address: object, inbound: Pipe, outbound: Pipe) -> None:
+        self.family = family
+        self.address = address
+        self.peer_address = peer_address
+        self.inbound = inbound
+        self.outbound = outbound
+        self.closed = False
+
+    def send(self, data: bytes) -> None:
+        """Hand bytes to the peer; after a shutdown or close of either side they are lost.
+
+        (A real peer that closed answers them with a reset, which may come
+        after the writer's next calls: losing them is one of the timings.)
+        """
+        if self.closed or self.outbound.eof or self.outbound.reset or not data:
+            return
+        self.outbound.data += data
+        self.outbound.wake()
+
+    def shutdown_write(self) -> None:
+        """The peer reads end-of-file once it has read what was sent (``shutdown(SHUT_WR)``, a FIN)."""
+        if not self.outbound.eof and not self.outbound.reset:
+            self.outbound.eof = True
+            self.outbound.wake()
+
+    def close(self) -> None:
+        """Done with the connection: the peer reads end-of-file, or, when bytes it sent were left unread, a reset.
+
+        So the operating system closes a TCP socket; an abort is the same
+        close here, since sent bytes are already with the peer.
+        """
+        if self.closed:
+            return
+        self.closed = True
+        unread = bool(self.inbound.data)
+        self.inbound.waker = None
+        self.inbound.data.clear()
+        if unread and not self.outbound.reset:
+            self.outbound.reset = True
+            self.outbound.wake()
+        else:
+            self.shutdown_write()
+
+
+class Listener:
+    """A listening socket: connections the host completed wait in ``backlog`` until accepted."""
+
+    def __init__(self, network: Network, key: tuple, address: object, family: int) -> None:
+        self.network = network
+        self.key = key
+        self.address = address
+        self.family = family
+        self.backlog: collections.deque[Endpoint] = collections.deque()
+        # Called once a connection waits in the backlog, when the accepting side asked to be told.
+        self.waker: Callable[[], None] | None = None
+        self.closed = False
+
+    def accept(self) -> Endpoint | None:
+        return self.backlog.popleft() if self.backlog else None
+
+    def close(self) -> None:
+        """Stop listening: connections never accepted are reset, as closing a listening socket resets them."""
+        if self.closed:
+            return
+        self.closed = True
+        self.network._listeners.pop(self.key, None)
+        while self.backlog:
+            endpoint = self.backlog.popleft()
+            endpoint.inbound.data += b"\0"  # never read: its client sees a reset
+            endpoint.close()
+
+
+class Network:
+    """Every listener of one execution's host, and the ports in use."""
+
+    def __init__(self) -> None:
+        self._listeners: dict[tuple, Listener] = {}
+        self._ports: set[tuple[int, int]] = set()
+        self._next_port = _EPHEMERAL.start
+
+    def listen(self, family: int, host: str | None, port: int | str | None, api: str) -> Listener:
+        """Bind and listen at ``(host, port)`` (a path for ``AF_UNIX``); port 0 picks a free one."""
+        if family == socket.AF_UNIX:
+            key: tuple = (family, os.fspath(host))
+            address: object = key[1]
+        else:
+            host = _WILDCARDS[family] if host in (None, "") else self.host_address(family, str(host), api, bind=True)
+            number = self._bind_port(family, host, int(port or 0))
+            key = (family, host, number)
+            address = (host, number) if family == socket.AF_INET else (host, number, 0, 0)
+        if key in self._listeners:
+            raise OSError(errno.EADDRINUSE, f"error while attempting to bind on address {address!r}: address already "
+                          "in use")
+        listener = self._listeners[key] = Listener(self, key, address, family)
+        return listener
+
+    def connect(self, family: int, host: str, port: int | str | None, api: str) -> Endpoint:
+        """The client's end of a new connection to ``(host, port)``; refused when nothing listens there."""
+        if family == socket.AF_UNIX:
+            target: object = os.fspath(host)
+            listener = self._listeners.get((family, target))
+            local: object = ""
+        else:
+            host = self.host_address(family, host, api, bind=False)
+            number = int(port or 0)
+            target = (host, number) if family == socket.AF_INET else (host, number, 0, 0)
+            listener = self._listeners.get((family, host, number)) or self._listeners.get(
+                (family, _WILDCARDS[family], number))
+            local = (_LOOPBACKS[family], self._free_port(family))
+            if family == socket.AF_INET6:
+                local = (*local, 0, 0)
+        if listener is None:
+            if family == socket.AF_UNIX and not os.path.exists(str(target)):
+                raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT))
+            raise ConnectionRefusedError(errno.ECONNREFUSED, f"Connect call failed {target!r}")
+        if family != socket.AF_UNIX:
+            self._ports.add((family, local[1]))  # type: ignore[index]
+        to_server, to_client = Pipe(), Pipe()
+        client = Endpoint(family, local, target, inbound=to_client, outbound=to_server)
+        server = Endpoint(family, target, local, inbound=to_server, outbound=to_client)
+        listener.backlog.append(server)
+        if listener.waker is not None:
+            listener.waker()
+        return client
+
+    def host_address(self, family: int, host: str, api: str, bind: bool) -> str:
+        """The numeric loopback address ``host`` names; any other host is not under control."""
+        if host == "localhost":
+            return _LOOPBACKS[family]
+        try:
+            address = ipaddress.ip_address(host.split("%")[0])
+        except ValueError:
+            address = None
+        if address is not None and (address.is_loopback or (bind and address.is_unspecified)):
+            return str(address)
+        refuse(f"{api} to {host!r}", _OUTSIDE)
+
+    def _bind_port(self, family: int, host: str, port: int) -> int:
+        if port == 0:
+            return self._free_port(family)
+        wildcard = _WILDCARDS[family]
+        clash = [key for key in self._listeners if key[0] == family and key[2] == port and wildcard in (host, key[1])]
+        if clash:
+            shown = (host, port) if family == socket.AF_INET else (host, port, 0, 0)
+            raise OSError(errno.EADDRINUSE, f"error while attempting to bind on address {shown!r}: address already "
+                          "in use")
+        self._ports.add((family, port))
+        return port
+
+    def _free_port(self, family: int) -> int:
+        while (family, self._next_port) in self._ports:
+            self._next_port += 1
+        port = self._next_port
+        self._ports.add((family, port))
+        self._next_port += 1
+        return port
+
+
+def network_of(execution: object) -> Network:
+    """The network of an execution's host, made on first use."""
+    state = execution.framework_state  # type: ignore[attr-defined]
+    network = state.get("network")
+    if network is None:
+        network = state["network"] = Network()
+    return network
