@@ -13,6 +13,8 @@ REAL = Path(__file__).parent / "real_programs"
 
 CORRECT = [
     ("asyncio_batcher.py:serve", 40),
+    ("asyncio_echo_server.py:echo", 40),
+    ("asyncio_echo_server.py:tally", 40),
     ("ray_parameter_server.py:train_sync", 30),
     ("ray_async_actor.py:serve_locked", 30),
     ("ray_pipelining.py:run", 30),
@@ -21,6 +23,7 @@ CORRECT = [
 ]
 BUGGY = [
     ("asyncio_batcher.py:serve_lossy", "exception"),
+    ("asyncio_echo_server.py:tally_racy", "lost update"),
     ("ray_parameter_server.py:train_async", "lost update"),
     ("ray_async_actor.py:serve_racy", "exception"),
     ("ray_pipelining.py:run_threaded_queue", "exception"),

@@ -120,7 +120,8 @@ async def _serve_forever_until_cancelled():
     server = await asyncio.start_server(_lines, "127.0.0.1", 0, start_serving=False)
     print("serving before", server.is_serving())
     forever = asyncio.create_task(server.serve_forever())
-    await asyncio.sleep(0)
+    while not server.is_serving():
+        await asyncio.sleep(0.01)
     print("serving during", server.is_serving())
     reader, writer = await asyncio.open_connection(*server.sockets[0].getsockname())
     writer.write(b"ping\n")
@@ -203,3 +204,11 @@ async def _real_network():
 
 def real_network():
     asyncio.run(_real_network())
+
+
+async def _add_reader():
+    asyncio.get_running_loop().add_reader(0, print)
+
+
+def add_reader():
+    asyncio.run(_add_reader())

@@ -54,6 +54,7 @@ def echo():
     replies, serving = asyncio.run(serve_echo())
     assert replies == list(MESSAGES), replies
     assert not serving
+    print("replies", replies)
     return replies
 
 
@@ -128,4 +129,6 @@ async def connect_unserved():
 
 
 def refused():
-    return asyncio.run(connect_unserved())
+    outcome = asyncio.run(connect_unserved())
+    print("outcome", outcome)
+    return outcome

@@ -27,9 +27,13 @@ import errno
 import ipaddress
 import os
 import socket
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
+from dnsse.engine.operation import Access
 from dnsse.engine.uncontrolled import refuse
+
+if TYPE_CHECKING:
+    from dnsse.engine.execution import Execution
 
 # Linux's default range of ephemeral ports (net.ipv4.ip_local_port_range).
 _EPHEMERAL = range(32768, 61000)
@@ -44,10 +48,12 @@ _OUTSIDE = (
 class Pipe:
     """The bytes one endpoint sent and the other has not read yet, then end-of-file or a reset."""
 
-    __slots__ = ("data", "eof", "reset", "waker")
+    __slots__ = ("data", "eof", "reset", "waker", "touch")
     # A reset is read after the bytes that came before it, as Linux's recv returns them first.
 
-    def __init__(self) -> None:
+    def __init__(self, touch: Callable[[], None]) -> None:
+        # Tells the execution that the running step used the pipe (see Network).
+        self.touch = touch
         self.data = bytearray()
         self.eof = False
         self.reset = False
@@ -55,11 +61,13 @@ class Pipe:
         self.waker: Callable[[], None] | None = None
 
     def wake(self) -> None:
+        self.touch()
         if self.waker is not None:
             self.waker()
 
     def take(self, limit: int = -1) -> bytes:
         """Up to ``limit`` bytes (all: -1) in the order they were written."""
+        self.touch()
         size = len(self.data) if limit < 0 else min(limit, len(self.data))
         chunk = bytes(self.data[:size])
         del self.data[:size]
@@ -104,6 +112,7 @@ class Endpoint:
             return
         self.closed = True
         unread = bool(self.inbound.data)
+        self.inbound.touch()
         self.inbound.waker = None
         self.inbound.data.clear()
         if unread and not self.outbound.reset:
@@ -134,6 +143,7 @@ class Listener:
         if self.closed:
             return
         self.closed = True
+        self.network.touch("network")
         self.network._listeners.pop(self.key, None)
         while self.backlog:
             endpoint = self.backlog.popleft()
@@ -142,15 +152,24 @@ class Listener:
 
 
 class Network:
-    """Every listener of one execution's host, and the ports in use."""
+    """Every listener of one execution's host, and the ports in use.
 
-    def __init__(self) -> None:
+    ``touch(name)`` tells the execution that the running step used the
+    object ``name`` (the listeners, a connection), so that a search that
+    reorders only dependent steps sees a write and the read of it as
+    dependent even when their agents' operations name different loops.
+    """
+
+    def __init__(self, touch: Callable[[str], None] = lambda name: None) -> None:
+        self.touch = touch
+        self._connections = 0
         self._listeners: dict[tuple, Listener] = {}
         self._ports: set[tuple[int, int]] = set()
         self._next_port = _EPHEMERAL.start
 
     def listen(self, family: int, host: str | None, port: int | str | None, api: str) -> Listener:
         """Bind and listen at ``(host, port)`` (a path for ``AF_UNIX``); port 0 picks a free one."""
+        self.touch("network")
         if family == socket.AF_UNIX:
             key: tuple = (family, os.fspath(host))
             address: object = key[1]
@@ -167,6 +186,7 @@ class Network:
 
     def connect(self, family: int, host: str, port: int | str | None, api: str) -> Endpoint:
         """The client's end of a new connection to ``(host, port)``; refused when nothing listens there."""
+        self.touch("network")
         if family == socket.AF_UNIX:
             target: object = os.fspath(host)
             listener = self._listeners.get((family, target))
@@ -186,7 +206,9 @@ class Network:
             raise ConnectionRefusedError(errno.ECONNREFUSED, f"Connect call failed {target!r}")
         if family != socket.AF_UNIX:
             self._ports.add((family, local[1]))  # type: ignore[index]
-        to_server, to_client = Pipe(), Pipe()
+        self._connections += 1
+        name = f"connection#{self._connections}"
+        to_server, to_client = Pipe(lambda: self.touch(f"{name}>")), Pipe(lambda: self.touch(f"{name}<"))
         client = Endpoint(family, local, target, inbound=to_client, outbound=to_server)
         server = Endpoint(family, target, local, inbound=to_server, outbound=to_client)
         listener.backlog.append(server)
@@ -227,10 +249,10 @@ class Network:
         return port
 
 
-def network_of(execution: object) -> Network:
+def network_of(execution: Execution) -> Network:
     """The network of an execution's host, made on first use."""
-    state = execution.framework_state  # type: ignore[attr-defined]
+    state = execution.framework_state
     network = state.get("network")
     if network is None:
-        network = state["network"] = Network()
+        network = state["network"] = Network(lambda name: execution.touch(((name, Access.SYNC),)))
     return network
