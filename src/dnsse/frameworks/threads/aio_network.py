@@ -77,6 +77,7 @@ class LoopbackNetworking:
         server = asyncio.base_events.Server(
             self, sockets, protocol_factory, None, backlog, None, ssl_shutdown_timeout  # type: ignore[arg-type]
         )
+        _servers_of(self._execution).append(server)
         if start_serving:
             server._start_serving()
             await asyncio.sleep(0)
@@ -162,6 +163,35 @@ class LoopbackNetworking:
             refuse(f"loop.getnameinfo of {sockaddr[0]!r}",
                    "naming an address outside the program's own host asks the real network")
         return await super().getnameinfo(sockaddr, flags)  # type: ignore[misc]
+
+
+def _servers_of(execution: Any) -> list:
+    """The execution's servers; the first one made installs the check of a deadlock that waits for outsiders."""
+    servers = execution.framework_state.get("asyncio servers")
+    if servers is None:
+        servers = execution.framework_state["asyncio servers"] = []
+        execution.deadlock_explainers.append(lambda blocked: _waits_for_outsiders(execution, servers))
+    return servers
+
+
+def _waits_for_outsiders(execution: Any, servers: list) -> None:
+    """A deadlock while ``serve_forever()`` is awaited is a server waiting for clients the program does not have.
+
+    Clients from outside the program would come to it, so it is no bug of
+    the program: the run is refused (exit 2). Other deadlocks stay bugs,
+    even with a server open: a client and a handler waiting for each other
+    wait forever whoever else connects.
+    """
+    for server in servers:
+        forever = server._serving_forever_fut
+        if forever is not None and not forever.done():
+            address = server._sockets[0].getsockname() if server._sockets else None
+            execution.refuse(
+                f"asyncio Server.serve_forever() on {address!r} is not under control yet: once no task of the "
+                "program can go on, it waits for clients from outside the program, which dnsse does not model; check "
+                "a function that starts the server, runs its clients, then closes it"
+            )
+    return None
 
 
 class _ListeningSocket(LoopbackSocket):
