@@ -26,8 +26,14 @@ is sound and exact: nothing with at most ``k`` preemptions is left out.
 In both modes every value choice (which message an any-source receive
 matches, faults) is enumerated, and a pending timed wait's expiry is a step
 like any other (it races with the step that would satisfy the wait, so
-both outcomes are run); the seed of the
-program's random generators is fixed to 0 and inputs keep their defaults.
+both outcomes are run); the seed of the program's random generators is
+fixed to 0. The values of the explored inputs are value choices too, taken
+before the first step, so each value gets a search of its own schedules:
+they are enumerated while their combinations number at most
+``INPUT_COMBINATIONS``. An input with more values than that (a float, a
+tensor, a wide ``Range``) keeps its default, and then the search promises
+nothing (``unverified`` says which were kept): a statement for one value
+of an input the user asked to explore would read as one for all of them.
 Both guarantees hold relative to what the model sees: objects a step touches
 that no operation names (state held in C extensions, Python objects shared
 by torch ranks outside ``torch.distributed``) are not dependencies. A rank's
@@ -53,8 +59,11 @@ SEED = 0
 # Steps an agent that could go on (or whose timed wait could expire) is passed
 # over, in the first schedule of a branch, before it goes first.
 PATIENCE = 200
+# The most combinations of explored input values dfs enumerates (each gets a search of its own).
+INPUT_COMBINATIONS = 64
 MODEL_EXCLUDES = (
-    "the seed of the program's random generators is fixed to 0 and inputs keep their default values; "
+    "the seed of the program's random generators is fixed to 0, and inputs pinned with --input or without "
+    "values to explore (an int or float without a Range) keep their value; "
     "executions are cut at the step limit (--max-steps); dependencies that no scheduling point names are "
     "not seen: state held in C extensions or outside the process, and Python objects that torch ranks share "
     "outside torch.distributed (ranks are not traced opcode by opcode as threads are)"
@@ -111,6 +120,8 @@ class DfsChooser:
         self.known = 0  # objects named so far (the highest oN in the history)
         self.preemptions = 0
         self.blocked = False  # every runnable agent was asleep: the rest is redundant
+        self.input_combinations = 1  # of the input values enumerated so far in this execution
+        self.inputs_kept = 0  # input choices of this execution left at their default
         # The first schedule of a branch lets the current agent go on, unless it is caught spinning.
         self.finish = Finish(FirstChooser())
 
@@ -118,7 +129,11 @@ class DfsChooser:
         if kind == ChoiceKind.SEED:
             return SEED
         if kind == ChoiceKind.INPUT:
-            return 0  # the default value: dfs enumerates schedules of one input, as `verified` says
+            if self.input_combinations * options > INPUT_COMBINATIONS:
+                self.inputs_kept += 1
+                self.search.inputs_kept = max(self.search.inputs_kept, self.inputs_kept)
+                return 0  # the default value; `unverified` says the search covered it only
+            self.input_combinations *= options
         if self.blocked:
             return 0
         node = self._replayed()
@@ -267,6 +282,8 @@ class DfsStrategy:
         self.redundant = 0  # executions cut short by sleep sets
         self.divergences = 0
         self.untrusted: str | None = None  # the first reason a step's footprint may be incomplete
+        # Input choices that kept their default, having more values than dfs enumerates.
+        self.inputs_kept = 0
         self._chooser: DfsChooser | None = None
         # Nodes above ``floor`` are a prefix this search was given (a subtree
         # of a search divided among workers, dnsse.search.dfs_split): it
@@ -312,16 +329,16 @@ class DfsStrategy:
                 "executions": self.executions,
                 "method": "source-DPOR with sleep sets, on the footprints steps showed as they ran",
                 "covers": "every schedule is equivalent to an executed one (same steps, dependent steps in the "
-                "same order, timed waits expiring or not), and every value choice (message matches, faults) was "
-                "enumerated",
+                "same order, timed waits expiring or not), and every value choice (explored inputs, message "
+                "matches, faults) was enumerated",
                 "excludes": MODEL_EXCLUDES,
             }
         return {
             "bound": f"preemptions<={self.bound}",
             "executions": self.executions,
             "method": "exhaustive preemption-bounded search (no reduction, so the bound is exact)",
-            "covers": f"every schedule with at most {self.bound} preemptions, and every value choice "
-            "(message matches, faults) and timed-wait expiry along them",
+            "covers": f"every schedule with at most {self.bound} preemptions, for every value of the explored "
+            "inputs, and every value choice (message matches, faults) and timed-wait expiry along them",
             "excludes": MODEL_EXCLUDES,
         }
 
@@ -336,6 +353,13 @@ class DfsStrategy:
             )
         if self.untrusted is not None and self.bound is None:
             return f"the reduction relies on what each step touched, and at {self.untrusted}"
+        if self.inputs_kept:
+            return (
+                f"{self.inputs_kept} choice(s) of the explored inputs kept their default value: dfs enumerates "
+                f"input values only while their combinations number at most {INPUT_COMBINATIONS} (a float, a "
+                "tensor or a wide Range has more), so the schedules were searched for the defaults only; pin "
+                "such an input with --input NAME=VALUE, or narrow its Range, for a statement that covers it"
+            )
         return None
 
     # ----------------------------------------------------------- the search

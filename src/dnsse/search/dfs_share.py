@@ -80,6 +80,7 @@ class DfsShare:
         self.redundant = 0
         self.divergences = 0
         self.untrusted: str | None = None
+        self.inputs_kept = 0
 
     def take(self, deepest: bool) -> Unit | None:
         """The next unit: from the deepest shared node (to carry on) or the shallowest (to steal a big subtree).
@@ -140,6 +141,7 @@ class DfsShare:
         self.divergences += done.divergences
         if self.untrusted is None:
             self.untrusted = done.untrusted
+        self.inputs_kept = max(self.inputs_kept, done.inputs_kept)
         self.footprint(unit, done.footprint)
         for depth, initials, agent in done.escaped:
             index = unit.chain[depth]
@@ -176,6 +178,7 @@ class DfsShare:
         search.redundant = self.redundant
         search.divergences = self.divergences
         search.untrusted = self.untrusted
+        search.inputs_kept = self.inputs_kept
         return search
 
     def _give(self, chain: list[int], choice: int | None, prefix: list[dict]) -> Unit:

@@ -37,6 +37,7 @@ class Slice:
     redundant: int = 0
     divergences: int = 0
     untrusted: str | None = None
+    inputs_kept: int = 0
 
     def to_json(self) -> dict:
         return {
@@ -48,6 +49,7 @@ class Slice:
             "redundant": self.redundant,
             "divergences": self.divergences,
             "untrusted": self.untrusted,
+            "inputs_kept": self.inputs_kept,
         }
 
     @staticmethod
@@ -61,6 +63,7 @@ class Slice:
             redundant=data["redundant"],
             divergences=data["divergences"],
             untrusted=data["untrusted"],
+            inputs_kept=data.get("inputs_kept", 0),
         )
 
 
@@ -108,6 +111,7 @@ def run_slice(
         redundant=search.redundant,
         divergences=search.divergences,
         untrusted=search.untrusted,
+        inputs_kept=search.inputs_kept,
     )
 
 

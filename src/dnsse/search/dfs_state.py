@@ -59,6 +59,7 @@ def dfs_state(search: DfsStrategy) -> dict:
         "redundant": search.redundant,
         "divergences": search.divergences,
         "untrusted": search.untrusted,
+        "inputs_kept": search.inputs_kept,
     }
 
 
@@ -93,3 +94,4 @@ def restore_dfs(search: DfsStrategy, state: dict) -> None:
     search.redundant = int(state["redundant"])
     search.divergences = int(state["divergences"])
     search.untrusted = None if state["untrusted"] is None else str(state["untrusted"])
+    search.inputs_kept = int(state.get("inputs_kept", 0))
