@@ -51,7 +51,7 @@ class LoopbackNetworking:
         listeners: list[Listener] = []
         try:
             for name in hosts:
-                listeners.append(network.listen(_family(name, family), name, port, "loop.create_server"))
+                listeners.append(_listen(network, _family(name, family), name, port, "loop.create_server"))
         except BaseException:
             for listener in listeners:
                 listener.close()
@@ -66,7 +66,11 @@ class LoopbackNetworking:
         _check_plain(ssl, sock, "loop.create_unix_server")
         if path is None:
             raise ValueError("path was not specified, and no sock specified")
-        listener = network_of(self._execution).listen(socket.AF_UNIX, os.fspath(path), None, "loop.create_unix_server")
+        try:
+            listener = network_of(self._execution).listen(socket.AF_UNIX, os.fspath(path), None,
+                                                          "loop.create_unix_server")
+        except OSError as error:
+            raise OSError(error.errno, f"Address {os.fspath(path)!r} is already in use") from None
         return await self._serve(protocol_factory, [listener], backlog, ssl_shutdown_timeout, start_serving)
 
     async def _serve(
@@ -200,6 +204,16 @@ class _ListeningSocket(LoopbackSocket):
     def __init__(self, listener: Listener) -> None:
         super().__init__(listener.family, listener.address, None)
         self.listener = listener
+
+
+def _listen(network: Any, family: int, host: Any, port: Any, api: str) -> Listener:
+    """Bind and listen, failing with the message asyncio's ``create_server`` gives."""
+    try:
+        return network.listen(family, host, port, api)
+    except OSError as error:
+        shown = (host, int(port or 0)) if family == socket.AF_INET else (host, int(port or 0), 0, 0)
+        raise OSError(error.errno, f"error while attempting to bind on address {shown!r}: "
+                      f"{error.strerror.lower()}") from None
 
 
 def _check_plain(ssl: Any, sock: Any, api: str) -> None:

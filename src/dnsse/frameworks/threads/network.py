@@ -145,6 +145,7 @@ class Listener:
         self.closed = True
         self.network.touch("network")
         self.network._listeners.pop(self.key, None)
+        self.network._bound.discard(self.key)
         while self.backlog:
             endpoint = self.backlog.popleft()
             endpoint.inbound.data += b"\0"  # never read: its client sees a reset
@@ -164,25 +165,53 @@ class Network:
         self.touch = touch
         self._connections = 0
         self._listeners: dict[tuple, Listener] = {}
+        self._bound: set[tuple] = set()
         self._ports: set[tuple[int, int]] = set()
         self._next_port = _EPHEMERAL.start
 
-    def listen(self, family: int, host: str | None, port: int | str | None, api: str) -> Listener:
-        """Bind and listen at ``(host, port)`` (a path for ``AF_UNIX``); port 0 picks a free one."""
+    def bind(self, family: int, host: str | None, port: int | str | None, api: str) -> object:
+        """Reserve ``(host, port)`` (a path for ``AF_UNIX``) and return the bound address; port 0 picks a free one."""
         self.touch("network")
         if family == socket.AF_UNIX:
-            key: tuple = (family, os.fspath(host))
-            address: object = key[1]
-        else:
-            host = _WILDCARDS[family] if host in (None, "") else self.host_address(family, str(host), api, bind=True)
-            number = self._bind_port(family, host, int(port or 0))
-            key = (family, host, number)
-            address = (host, number) if family == socket.AF_INET else (host, number, 0, 0)
-        if key in self._listeners:
-            raise OSError(errno.EADDRINUSE, f"error while attempting to bind on address {address!r}: address already "
-                          "in use")
-        listener = self._listeners[key] = Listener(self, key, address, family)
+            address: object = os.fspath(host)  # type: ignore[arg-type]
+            if (family, address) in self._bound:
+                raise OSError(errno.EADDRINUSE, os.strerror(errno.EADDRINUSE))
+            self._bound.add((family, address))
+            return address
+        host = _WILDCARDS[family] if host in (None, "") else self.host_address(family, str(host), api, bind=True)
+        number = int(port or 0)
+        if number == 0:
+            number = self._free_port(family)
+        elif self._clashes(family, host, number):
+            raise OSError(errno.EADDRINUSE, os.strerror(errno.EADDRINUSE))
+        self._ports.add((family, number))
+        self._bound.add((family, host, number))
+        return (host, number) if family == socket.AF_INET else (host, number, 0, 0)
+
+    def _clashes(self, family: int, host: str, port: int) -> bool:
+        """Whether the port is bound on that address already, or on the wildcard, or (for the wildcard) on any."""
+        wildcard = _WILDCARDS[family]
+        return any(
+            key[0] == family and key[2] == port and wildcard in (host, key[1]) or key[1:] == (host, port)
+            for key in self._bound if len(key) == 3
+        )
+
+    def unbind(self, family: int, address: object) -> None:
+        """A bound socket closed: its address is free again."""
+        self._bound.discard(_key(family, address))
+
+    def listen_at(self, family: int, address: object) -> Listener:
+        """Start listening at an address :meth:`bind` gave."""
+        self.touch("network")
+        key = _key(family, address)
+        listener = self._listeners.get(key)
+        if listener is None:
+            listener = self._listeners[key] = Listener(self, key, address, family)
         return listener
+
+    def listen(self, family: int, host: str | None, port: int | str | None, api: str) -> Listener:
+        """Bind and listen at once, as a server of asyncio does."""
+        return self.listen_at(family, self.bind(family, host, port, api))
 
     def connect(self, family: int, host: str, port: int | str | None, api: str) -> Endpoint:
         """The client's end of a new connection to ``(host, port)``; refused when nothing listens there."""
@@ -228,18 +257,6 @@ class Network:
             return str(address)
         refuse(f"{api} to {host!r}", _OUTSIDE)
 
-    def _bind_port(self, family: int, host: str, port: int) -> int:
-        if port == 0:
-            return self._free_port(family)
-        wildcard = _WILDCARDS[family]
-        clash = [key for key in self._listeners if key[0] == family and key[2] == port and wildcard in (host, key[1])]
-        if clash:
-            shown = (host, port) if family == socket.AF_INET else (host, port, 0, 0)
-            raise OSError(errno.EADDRINUSE, f"error while attempting to bind on address {shown!r}: address already "
-                          "in use")
-        self._ports.add((family, port))
-        return port
-
     def _free_port(self, family: int) -> int:
         while (family, self._next_port) in self._ports:
             self._next_port += 1
@@ -247,6 +264,12 @@ class Network:
         self._ports.add((family, port))
         self._next_port += 1
         return port
+
+
+def _key(family: int, address: object) -> tuple:
+    if family == socket.AF_UNIX:
+        return (family, address)
+    return (family, address[0], address[1])  # type: ignore[index]
 
 
 def network_of(execution: Execution) -> Network:
