@@ -17,14 +17,13 @@ not under control: such a call stops the campaign naming it.
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import os
 import socket
 from typing import Any, Callable
 
 from dnsse.engine.uncontrolled import refuse
 from dnsse.frameworks.threads.aio_transport import LoopbackSocket, LoopbackTransport
-from dnsse.frameworks.threads.network import Listener, network_of
+from dnsse.frameworks.threads.network import Listener, names_own_host, network_of
 
 _TLS = "dnsse models asyncio's connections as plain byte streams; check the program without TLS (ssl=None)"
 _OWN_SOCKET = (
@@ -127,7 +126,14 @@ class LoopbackNetworking:
                    "dnsse picks the client's own address; check the program without local_addr")
         if host is None or port is None:
             raise ValueError("host and port was not specified and no sock specified")
-        endpoint = network_of(self._execution).connect(_family(host, family), host, port, "loop.create_connection")
+        try:
+            endpoint = network_of(self._execution).connect(_family(host, family), host, port,
+                                                           "loop.create_connection")
+        except ConnectionRefusedError as error:
+            # As a selector loop words it.
+            family = _family(host, family)
+            target = (host, int(port)) if family == socket.AF_INET else (host, int(port), 0, 0)
+            raise ConnectionRefusedError(error.errno, f"Connect call failed {target!r}") from None
         return await self._connected(protocol_factory, endpoint)
 
     async def create_unix_connection(
@@ -156,14 +162,14 @@ class LoopbackNetworking:
     async def getaddrinfo(self, host: Any, port: Any, *, family: int = 0, type: int = 0, proto: int = 0,
                           flags: int = 0) -> list:
         """Names of the host itself resolve as usual (no network is asked); others would ask DNS."""
-        if not _own_host(host, numeric=True):
+        if not names_own_host(host, numeric=True):
             refuse(f"loop.getaddrinfo of {host!r}",
                    "resolving a name outside the program's own host asks the real network; use 127.0.0.1")
         return await super().getaddrinfo(  # type: ignore[misc]
             host, port, family=family, type=type, proto=proto, flags=flags)
 
     async def getnameinfo(self, sockaddr: Any, flags: int = 0) -> tuple[str, str]:
-        if not _own_host(sockaddr[0]):
+        if not names_own_host(sockaddr[0]):
             refuse(f"loop.getnameinfo of {sockaddr[0]!r}",
                    "naming an address outside the program's own host asks the real network")
         return await super().getnameinfo(sockaddr, flags)  # type: ignore[misc]
@@ -229,14 +235,3 @@ def _family(host: Any, family: int) -> int:
     if family in (socket.AF_INET, socket.AF_INET6):
         return family
     return socket.AF_INET6 if isinstance(host, str) and ":" in host else socket.AF_INET
-
-
-def _own_host(host: Any, numeric: bool = False) -> bool:
-    """Whether ``host`` is this host (or, with ``numeric``, any address written as numbers: no lookup needed)."""
-    if host is None or host in ("", "localhost"):
-        return True
-    try:
-        address = ipaddress.ip_address(str(host).split("%")[0])
-    except ValueError:
-        return False
-    return numeric or address.is_loopback or address.is_unspecified

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from typing import ContextManager
+import contextlib
+from typing import ContextManager, Iterator
 
 from dnsse.engine.agent import ThreadAgent
 from dnsse.engine.bugs import Bug
 from dnsse.engine.execution import Execution
 from dnsse.engine.target import InputParameter, LoadedTarget, require_no_positional_parameters
+from dnsse.frameworks.threads.blocking_socket import controlled_sockets
 from dnsse.frameworks.threads.patching import controlled_threading
 from dnsse.frameworks.threads.runtime import runtime_for
 from dnsse.frameworks.threads.shared_state import plan_for, traced
@@ -19,7 +21,7 @@ class ThreadsFramework:
     agents_share_a_thread = True
 
     def activate(self) -> ContextManager[None]:
-        return controlled_threading()
+        return _both(controlled_threading(), controlled_sockets())
 
     def inputs(self, target: LoadedTarget) -> list[InputParameter]:
         role = f"{target.spec} (a threads program's entry point)"
@@ -44,3 +46,9 @@ class ThreadsFramework:
 
     def finish(self, execution: Execution) -> Bug | None:
         return None
+
+
+@contextlib.contextmanager
+def _both(first: ContextManager[None], second: ContextManager[None]) -> Iterator[None]:
+    with first, second:
+        yield

@@ -77,7 +77,10 @@ class Pipe:
 class Endpoint:
     """One side of a connection: what it reads (``inbound``) and what its peer reads (``outbound``)."""
 
-    def __init__(self, family: int, address: object, peer_address: object, inbound: Pipe, outbound: Pipe) -> None:
+    def __init__(
+        self, name: str, family: int, address: object, peer_address: object, inbound: Pipe, outbound: Pipe
+    ) -> None:
+        self.name = name  # the connection's, as scheduling points name it
         self.family = family
         self.address = address
         self.peer_address = peer_address
@@ -232,14 +235,14 @@ class Network:
         if listener is None:
             if family == socket.AF_UNIX and not os.path.exists(str(target)):
                 raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT))
-            raise ConnectionRefusedError(errno.ECONNREFUSED, f"Connect call failed {target!r}")
+            raise ConnectionRefusedError(errno.ECONNREFUSED, os.strerror(errno.ECONNREFUSED))
         if family != socket.AF_UNIX:
             self._ports.add((family, local[1]))  # type: ignore[index]
         self._connections += 1
         name = f"connection#{self._connections}"
         to_server, to_client = Pipe(lambda: self.touch(f"{name}>")), Pipe(lambda: self.touch(f"{name}<"))
-        client = Endpoint(family, local, target, inbound=to_client, outbound=to_server)
-        server = Endpoint(family, target, local, inbound=to_server, outbound=to_client)
+        client = Endpoint(name, family, local, target, inbound=to_client, outbound=to_server)
+        server = Endpoint(name, family, target, local, inbound=to_server, outbound=to_client)
         listener.backlog.append(server)
         if listener.waker is not None:
             listener.waker()
@@ -264,6 +267,17 @@ class Network:
         self._ports.add((family, port))
         self._next_port += 1
         return port
+
+
+def names_own_host(host: object, numeric: bool = False) -> bool:
+    """Whether ``host`` is this host (or, with ``numeric``, any address written as numbers: no lookup needed)."""
+    if host is None or host in ("", "localhost"):
+        return True
+    try:
+        address = ipaddress.ip_address(str(host).split("%")[0])
+    except ValueError:
+        return False
+    return numeric or address.is_loopback or address.is_unspecified
 
 
 def _key(family: int, address: object) -> tuple:
