@@ -12,6 +12,12 @@ part of the program under test, like the target itself:
   ``sys.path[0]``, and without touching ``sys.path``: every copy gets an
   ``__import__`` of its own (through its ``__builtins__``), which knows its
   copies of the sibling modules and hands every other import on.
+- A ``builtins`` of its own: ``import builtins`` in a copy's code gives a
+  module whose namespace is that copy's ``__builtins__``. A program that
+  replaces a builtin (torchvision's ``setup_for_distributed`` silences
+  ``print`` on every rank but the first) changes it for its own copy, as
+  each process of a real job has its own, and neither for the other ranks,
+  nor for the next execution, nor for dnsse's own report.
 - Traced like the target: their code is the program's (see
   :mod:`dnsse.frameworks.threads.shared_state`), and the files the target
   imports are among its source files, where reports locate agents.
@@ -49,7 +55,9 @@ class SiblingModules:
     def importer(self, copy_name: str) -> tuple[dict[str, Any], Callable[[], None]]:
         """The ``__builtins__`` of one copy of the target, and how to forget that copy's modules."""
         loaded: dict[str, types.ModuleType] = {}
-        copy_builtins = dict(builtins.__dict__)
+        own_builtins = types.ModuleType("builtins")
+        copy_builtins = own_builtins.__dict__
+        copy_builtins.update(builtins.__dict__)
 
         def find(dotted: str) -> types.ModuleType:
             parts = dotted.split(".")
@@ -74,6 +82,8 @@ class SiblingModules:
                 if package is None:
                     return builtins.__import__(name, globals, locals, fromlist, level)
                 name = importlib.util.resolve_name("." * level + name, package).rstrip(".")
+            if name == "builtins":
+                return own_builtins
             top = name.partition(".")[0]
             if not top or top not in self.names:
                 # Looked up at each call: whatever import is installed then hands it on.
