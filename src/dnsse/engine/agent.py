@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Callable
 from dnsse.engine import agent_threads
 from dnsse.engine.operation import START, Operation
 from dnsse.engine.running import ExecutionAborted, set_current_agent
+from dnsse.engine.thread_frames import frame_of_thread
 
 if TYPE_CHECKING:
     from dnsse.engine.execution import Execution
@@ -202,7 +203,7 @@ class ThreadAgent(Agent):
             if frame is not None or not greenlet:
                 return frame  # parked (or over): the greenlet keeps its frame
         # Running: the frame of its OS thread (shared or its own).
-        return sys._current_frames().get(self.thread_ident) if self.thread_ident is not None else None
+        return frame_of_thread(self.thread_ident) if self.thread_ident is not None else None
 
     def _bootstrap(self) -> None:
         self.thread_ident = _thread.get_ident()
