@@ -68,3 +68,14 @@ def test_waiting_for_outside_clients_or_a_real_host_is_exit_2(function: str, mes
     assert done.returncode == 2, done.stdout + done.stderr
     assert message in done.stderr
     assert "Traceback" not in done.stdout + done.stderr and "inconclusive" not in done.stdout
+
+
+def test_the_order_in_which_clients_connect_is_explored_and_its_bug_replays(tmp_path: Path, capsys) -> None:
+    from dnsse.cli import main
+
+    status = main(["check", f"{PROGRAMS / PROGRAM}:accept_order", "--strategy", "dfs", "--budget", "200",
+                   "--out", str(tmp_path)])
+    assert status == 1
+    assert "AssertionError: clients accepted in the order [2, 1]" in capsys.readouterr().out
+    assert main(["replay", str(tmp_path / "bug-1.json")]) == 1
+    assert "reproduced" in capsys.readouterr().out

@@ -100,3 +100,24 @@ def serve_outsiders():
 
 def real_host():
     socket.create_connection(("192.0.2.1", 80), timeout=1)
+
+
+def accept_order():
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        address = server.getsockname()
+
+        def client(number):
+            with socket.create_connection(address) as connection:
+                connection.sendall(bytes([number]))
+
+        threads = [threading.Thread(target=client, args=(number,)) for number in (1, 2)]
+        for thread in threads:
+            thread.start()
+        order = []
+        for _ in threads:
+            connection, _ = server.accept()
+            with connection:
+                order.append(connection.recv(1)[0])
+        for thread in threads:
+            thread.join()
+    assert order == [1, 2], f"clients accepted in the order {order}"

@@ -199,7 +199,7 @@ class ControlledSocket(_REAL):
             raise OSError(errno.EINVAL if not model.closed else errno.EBADF, "Invalid argument" if not model.closed
                           else "Bad file descriptor")
         self._wait(
-            "socket.accept", listener_name(listener), lambda: bool(listener.backlog) or listener.closed,
+            "socket.accept", "network", lambda: bool(listener.backlog) or listener.closed,
             lambda: f"a connection to {model.label} at {listener.address!r} (socket.accept)", accept=listener.address,
         )
         endpoint = listener.accept()
@@ -375,10 +375,6 @@ def _connected(execution: Any, family: int, endpoint: Endpoint) -> ControlledSoc
     sock._model = _new_model(execution, family)
     sock._model.endpoint = endpoint
     return sock
-
-
-def listener_name(listener: Listener) -> str:
-    return f"listener {listener.address!r}"
 
 
 def _strerror(code: int) -> str:

@@ -240,7 +240,8 @@ class Network:
             self._ports.add((family, local[1]))  # type: ignore[index]
         self._connections += 1
         name = f"connection#{self._connections}"
-        to_server, to_client = Pipe(lambda: self.touch(f"{name}>")), Pipe(lambda: self.touch(f"{name}<"))
+        # Both directions are one object: a read depends on the peer's writes and on its close alike.
+        to_server, to_client = Pipe(lambda: self.touch(name)), Pipe(lambda: self.touch(name))
         client = Endpoint(name, family, local, target, inbound=to_client, outbound=to_server)
         server = Endpoint(name, family, target, local, inbound=to_server, outbound=to_client)
         listener.backlog.append(server)
