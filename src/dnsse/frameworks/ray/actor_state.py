@@ -60,6 +60,18 @@ from dnsse.frameworks.ray.serialization import copy_value
 from dnsse.frameworks.ray.shipping import Shipment
 
 CREATING, ALIVE, RESTARTING, DEAD = "creating", "alive", "restarting", "dead"
+# The method every actor has: a call that, when its turn comes, ends the actor for good.
+TERMINATE = "__ray_terminate__"
+EXITED = "it exited on purpose (ray.actor.exit_actor() or __ray_terminate__)"
+
+
+class ActorExit(SystemExit):
+    """``ray.actor.exit_actor()``: unwinds the call, then the actor dies without restarting (Ray raises SystemExit)."""
+
+
+def terminate() -> None:
+    """The body of ``__ray_terminate__``: Ray's graceful exit, queued behind the calls submitted before it."""
+    raise ActorExit()
 DEFAULT_GROUP = "_ray_default_group"
 
 
@@ -339,6 +351,8 @@ class Call:
         self.finished = False
         # A streaming call's values (see .streaming); its one ref says when it finished.
         self.stream: Any = None
+        # A num_returns="dynamic" call: its one ref holds the refs of what it yielded.
+        self.dynamic = False
         # An async actor's call runs as this asyncio task on the actor's loop.
         self.task: Any = None
         # The worker running the call, once its agent exists (see calls.start_call).

@@ -11,13 +11,13 @@ from typing import Any
 
 from dnsse.engine.operation import Access, Operation
 from dnsse.frameworks.ray import options as opts
-from dnsse.frameworks.ray.actor_state import DEFAULT_GROUP, Actor, Call
+from dnsse.frameworks.ray.actor_state import DEFAULT_GROUP, TERMINATE, Actor, ActorExit, Call, terminate
 from dnsse.frameworks.ray.calls import start_call
 from dnsse.frameworks.ray.errors import ActorAlreadyExistsError, PendingCallsLimitExceeded
 from dnsse.frameworks.ray.refs import ObjectRef
 from dnsse.frameworks.ray.runtime import controlled
 from dnsse.frameworks.ray.serialization import copy_value, passed_by_name
-from dnsse.frameworks.ray.streaming import ObjectRefGenerator, is_streaming
+from dnsse.frameworks.ray.streaming import DYNAMIC, ObjectRefGenerator, is_streaming
 
 METHOD_OPTIONS_ATTRIBUTE = "__dnsse_ray_method_options__"
 
@@ -34,6 +34,8 @@ class ActorClass:
         self.__qualname__ = cls.__qualname__
         self.__doc__ = cls.__doc__
         self.__module__ = cls.__module__
+        # What a worker process that imports the class's module (another file of the program) runs.
+        self.__wrapped__ = cls
 
     def options(self, **options: Any) -> ActorClass:
         return ActorClass(self._cls, {**self._options, **options})
@@ -80,9 +82,9 @@ class ActorHandle:
         self._actor = actor
 
     def __getattr__(self, name: str) -> ActorMethod:
-        if name.startswith("__"):
+        if name.startswith("__") and name != TERMINATE:
             raise AttributeError(name)
-        member = getattr(self._actor.cls, name, None)
+        member = terminate if name == TERMINATE else getattr(self._actor.cls, name, None)
         if not callable(member):
             raise AttributeError(
                 f"'ActorHandle' object has no attribute '{name}' ({self._actor.label} has no such method)"
@@ -144,6 +146,7 @@ class ActorMethod:
         runtime.checkpoint(agent, faults=False)
         call = Call(actor, self._name, number, args, kwargs, refs, caller, retries, group)
         call.stream = ObjectRefGenerator(refs[0]) if streaming else None
+        call.dynamic = self._options.get("num_returns") == DYNAMIC
         actor.enqueue(call)
         start_call(runtime, call)
         # ray.cancel(recursive=True) of the submitter's own task or call reaches this call too.
@@ -153,13 +156,13 @@ class ActorMethod:
         })
         if call.stream is not None:
             return call.stream
-        if self._options.get("num_returns") is None:
+        if self._options.get("num_returns") in (None, DYNAMIC):
             return refs[0]
         return refs if refs else None
 
     def _shape_of_calls(self) -> _CallShape:
         actor = self._actor
-        streaming = is_streaming(self._options.get("num_returns"), getattr(actor.cls, self._name))
+        streaming = is_streaming(self._options.get("num_returns"), getattr(actor.cls, self._name, terminate))
         count = 1 if streaming else opts.num_returns(self._options.get("num_returns"))
         retries = opts.retries(self._options.get("max_task_retries"), actor.max_task_retries)
         group = self._options.get("concurrency_group") or ""
@@ -176,3 +179,12 @@ class ActorMethod:
             f"Actor methods cannot be called directly. Instead of running 'object.{self._name}()', "
             f"try 'object.{self._name}.remote()'."
         )
+
+
+def exit_actor() -> None:
+    """``ray.actor.exit_actor()`` inside an actor method: the actor ends once this call unwinds, and never restarts."""
+    agent, runtime = controlled("ray.actor.exit_actor()")
+    if runtime.worker_of(agent).actor is None:
+        raise TypeError("exit_actor API is called on a non-actor worker. Call this API inside an actor method "
+                        "if you'd like to exit the actor gracefully.")
+    raise ActorExit()

@@ -32,6 +32,7 @@ from dnsse.frameworks.ray.refs import ObjectRef, all_ready, describe_pending
 from dnsse.frameworks.ray.runtime import RayRuntime, controlled, current_runtime
 from dnsse.frameworks.ray.runtime_context import CANCELLATION, get_runtime_context
 from dnsse.frameworks.ray.serialization import copy_value
+from dnsse.frameworks.ray.streaming import ObjectRefGenerator
 from dnsse.frameworks.ray.tasks import RemoteFunction
 from dnsse.frameworks.threads.primitive import block_until
 
@@ -141,7 +142,10 @@ def wait(
     agent, runtime = controlled("ray.wait")
     if isinstance(object_refs, ObjectRef) or not isinstance(object_refs, (list, tuple)):
         raise TypeError(f"wait() expected a list of ray.ObjectRef, got {type(object_refs).__name__}")
-    refs, _ = _as_ref_list(list(object_refs), "wait")
+    refs = list(object_refs)
+    for ref in refs:
+        if not isinstance(ref, ObjectRef):
+            return _wait_with_generators(agent, runtime, refs, num_returns, timeout)
     if len(set(map(id, refs))) != len(refs):
         raise ValueError("Wait requires a list of unique ray_waitables.")
     if not 0 <= num_returns <= len(refs):
@@ -155,6 +159,38 @@ def wait(
     chosen = set(map(id, ready))
     runtime.execution.emit(agent, "ray.wait", {"ready": len(ready)})
     return ready, [ref for ref in refs if id(ref) not in chosen]
+
+
+def _wait_with_generators(agent: Any, runtime: RayRuntime, waitables: list, num_returns: int,
+                          timeout: float | None) -> tuple[list, list]:
+    """``ray.wait`` over refs and streaming generators: a generator is ready when its next ref is, or it ended."""
+    for item in waitables:
+        if not isinstance(item, (ObjectRef, ObjectRefGenerator)):
+            raise TypeError(f"wait() expected a list of ray.ObjectRef or ray.ObjectRefGenerator, "
+                            f"got list containing {type(item)}")
+    if len(set(map(id, waitables))) != len(waitables):
+        raise ValueError("Wait requires a list of unique ray_waitables.")
+    if not 0 <= num_returns <= len(waitables):
+        raise ValueError(f"Invalid number of objects to return {num_returns} (given {len(waitables)} refs).")
+
+    def is_ready(item: ObjectRef | ObjectRefGenerator) -> bool:
+        return item.ready if isinstance(item, ObjectRef) else item.has_next()
+
+    def describe() -> str:
+        pending = [item.label() if isinstance(item, ObjectRef) else repr(item)
+                   for item in waitables if not is_ready(item)]
+        return f"ray.wait for {num_returns} of {', '.join(pending) or 'nothing'}"
+
+    runtime.checkpoint(agent)
+    touched = tuple(((item if isinstance(item, ObjectRef) else item.completed()).object_name, Access.READ)
+                    for item in waitables)
+    operation = Operation("ray.wait", touched, f"{len(waitables)} refs")
+    _wait_until(agent, runtime, operation, lambda: sum(map(is_ready, waitables)) >= num_returns, describe, timeout)
+    runtime.checkpoint(agent, faults=False)
+    ready = [item for item in waitables if is_ready(item)][:num_returns]
+    chosen = set(map(id, ready))
+    runtime.execution.emit(agent, "ray.wait", {"ready": len(ready)})
+    return ready, [item for item in waitables if id(item) not in chosen]
 
 
 def _wait_until(agent: Any, runtime: RayRuntime, operation: Operation, ready: Callable[[], bool],

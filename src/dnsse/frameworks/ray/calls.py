@@ -13,14 +13,14 @@ from typing import Any
 
 from dnsse.engine.agent import ThreadAgent, Wait
 from dnsse.engine.operation import Access, Operation
-from dnsse.frameworks.ray.actor_state import DEAD, Call, crash_of
+from dnsse.frameworks.ray.actor_state import DEAD, EXITED, TERMINATE, ActorExit, Call, crash_of, terminate
 from dnsse.frameworks.ray.coroutines import run_async_call
 from dnsse.frameworks.ray.errors import TaskCancelledError
 from dnsse.frameworks.ray.refs import failed_dependency, resolve
 from dnsse.frameworks.ray.results import store_error, store_value, task_error
 from dnsse.frameworks.ray.runtime import RayRuntime, Worker, WorkerCrash
 from dnsse.frameworks.ray.serialization import copy_value
-from dnsse.frameworks.ray.streaming import produce
+from dnsse.frameworks.ray.streaming import produce, produce_all
 from dnsse.frameworks.threads.shared_state import traced
 
 _LOST = object()
@@ -90,7 +90,7 @@ def _attempt(runtime: RayRuntime, agent: ThreadAgent, call: Call) -> object:
     try:
         runtime.checkpoint(agent)
         args, kwargs = resolve(copy_value(call.args), copy_value(call.kwargs), call.dependencies)
-        method = getattr(actor.instance, call.method)
+        method = terminate if call.method == TERMINATE else getattr(actor.instance, call.method)
         if actor.parallel:
             # Calls that may run at once share the instance: their reads and writes of it are scheduling points.
             with traced(agent, runtime.plan):
@@ -99,6 +99,10 @@ def _attempt(runtime: RayRuntime, agent: ThreadAgent, call: Call) -> object:
             value = _call_method(runtime, agent, call, method, args, kwargs)
         runtime.checkpoint(agent)
     except WorkerCrash:
+        return _LOST
+    except ActorExit:
+        # Ray ends the actor's process: this call and every later one fail with ActorDiedError.
+        actor.die(f"the actor is dead because {EXITED}")
         return _LOST
     except asyncio.CancelledError:
         store_error(call.refs, TaskCancelledError(f"{call.label} was cancelled while it ran"))
@@ -135,4 +139,6 @@ def _call_method(runtime: RayRuntime, agent: ThreadAgent, call: Call, method: An
         value = method(*args, **kwargs)
     if call.stream is not None:
         value = produce(runtime, agent, call.stream, value)
+    elif call.dynamic:
+        value = produce_all(runtime, agent, call.label, value)
     return value

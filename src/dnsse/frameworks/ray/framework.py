@@ -66,7 +66,9 @@ class RayFramework:
         runtime = RayRuntime(execution, self.faults, plan_for(target), siblings=target.siblings)
         install_runtime(runtime)
         # When the driver returns the job ends: tasks, actors and their threads are stopped, not waited for.
-        runtime_for(execution).is_job_worker = lambda agent: isinstance(agent.handle, Worker)
+        threads = runtime_for(execution)
+        threads.is_job_worker = lambda agent: isinstance(agent.handle, Worker)
+        threads.interrupt_of = runtime.interrupt_of
         execution.deadlock_explainers.append(lambda blocked: explain_deadlock(execution, blocked))
 
         def body() -> None:

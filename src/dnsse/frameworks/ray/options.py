@@ -50,8 +50,8 @@ def count(value: object) -> int:
 
 
 def num_returns(value: object) -> int:
-    if value is None:
-        return 1
+    if value is None or value == "dynamic":
+        return 1  # a "dynamic" call's one ref holds the refs of what it yielded (see .streaming)
     if not isinstance(value, int) or isinstance(value, bool) or value < 0:
         raise ValueError(f"num_returns must be a non-negative int, got {value!r} (streaming is not supported)")
     return value

@@ -119,6 +119,21 @@ class RayRuntime:
         handle = agent.handle
         return handle if isinstance(handle, Worker) else self.driver
 
+    def interrupt_of(self, agent: ThreadAgent, take: bool) -> BaseException | None:
+        """What interrupts a task's worker (``ray.cancel``, a removed placement group) where it sleeps or waits.
+
+        Ray delivers KeyboardInterrupt as a signal to the task's main thread, so it
+        ends a ``time.sleep`` or a lock's wait as well as a Ray call; threads the
+        task started are not interrupted.
+        """
+        worker = agent.handle
+        if not isinstance(worker, Worker):
+            return None
+        interrupt = worker.interrupt
+        if take:
+            worker.interrupt = None
+        return interrupt
+
     def checkpoint(self, agent: ThreadAgent, faults: bool = True) -> None:
         """A point inside Ray code where the worker may die.
 

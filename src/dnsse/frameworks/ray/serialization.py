@@ -12,6 +12,7 @@ and most values are numbers, strings, refs and small lists, tuples and
 dicts of them; :func:`copy_value` copies those itself, the way
 ``copy.deepcopy`` does, and hands everything else to ``copy.deepcopy`` with
 the same memo, so the copy is the one ``copy.deepcopy`` alone would make.
+NumPy arrays in the copy are read-only, as Ray's zero-copy reads give them.
 Handles (refs, actor handles, remote functions) are names: the copy is the
 handle itself (see :func:`passed_by_name`).
 """
@@ -19,6 +20,7 @@ handle itself (see :func:`passed_by_name`).
 from __future__ import annotations
 
 import copy
+import sys
 import types
 from typing import Any, TypeVar
 
@@ -55,13 +57,32 @@ def copy_value(value: Any) -> Any:
                 break
         else:
             return value  # positional arguments of plain values: their own copy
+    memo: dict[int, Any] = {}
     try:
-        return _copy(value, {})
+        copied = _copy(value, memo)
     except Exception as error:  # noqa: BLE001 - any failure to copy is a failure to serialize
         raise TypeError(
             f"Could not serialize {type(value).__name__} for Ray: {error}. Ray copies arguments, "
             "return values and put values between processes; pass data, not locks or open resources"
         ) from error
+    numpy = sys.modules.get("numpy")
+    if numpy is not None and memo:
+        _freeze_arrays(memo, numpy.ndarray)
+    return copied
+
+
+def _freeze_arrays(memo: dict[int, Any], ndarray: type) -> None:
+    """Make the copy's NumPy arrays read-only, as Ray's zero-copy deserialization gives them.
+
+    Ray reads an array out of the object store's shared memory without copying
+    it, so a task's array argument and the array ``ray.get`` returns cannot be
+    written (``ValueError: assignment destination is read-only``), wherever the
+    array sits in the value. An array of Python objects is pickled with the
+    rest and stays writable. Every array the copy made is in deepcopy's memo.
+    """
+    for copied in memo.values():
+        if isinstance(copied, ndarray) and not copied.dtype.hasobject:
+            copied.flags.writeable = False
 
 
 def _copy(value: Any, memo: dict[int, Any]) -> Any:

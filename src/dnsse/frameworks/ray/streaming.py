@@ -7,6 +7,10 @@ Ray. Every ``yield`` in the worker is a scheduling point that fills a new
 ref. When the generator raises, the next ref the consumer gets holds the
 error (``ray.get`` raises it) and the iteration ends; ``completed()`` is a
 ref that is ready when the generator has finished.
+
+``num_returns="dynamic"`` (deprecated in Ray, still served by 2.60) runs
+the generator to its end; the call's one ref then holds a
+:class:`DynamicObjectRefGenerator` of one ref per yielded value.
 """
 
 from __future__ import annotations
@@ -23,13 +27,11 @@ from dnsse.frameworks.ray.serialization import passed_by_name
 from dnsse.frameworks.threads.primitive import block_until
 
 STREAMING = "streaming"
+DYNAMIC = "dynamic"
 
 
 def is_streaming(num_returns: object, function: Callable) -> bool:
     """Whether a call streams: declared so, or a generator function with ``num_returns`` unset."""
-    if num_returns == "dynamic":
-        raise ValueError('num_returns="dynamic" is deprecated in Ray and not supported by dnsse; '
-                         'use num_returns="streaming" (the default for generator functions)')
     return num_returns == STREAMING or (num_returns is None and inspect.isgeneratorfunction(function))
 
 
@@ -78,6 +80,10 @@ class ObjectRefGenerator:
     def is_finished(self) -> bool:
         return self._completion.ready and self._next >= len(self._produced)
 
+    def has_next(self) -> bool:
+        """Whether ``next()`` would not block: its next ref is produced, or the generator ended (``ray.wait``)."""
+        return self._has_next()
+
     def _has_next(self) -> bool:
         return self._next < len(self._produced) or self._completion.ready
 
@@ -122,3 +128,37 @@ def produce(runtime: RayRuntime, agent: ThreadAgent, stream: ObjectRefGenerator,
             stream._produced.append(ref)
     finally:
         generator.close()
+
+
+@passed_by_name
+class DynamicObjectRefGenerator:
+    """What ``ray.get`` of a ``num_returns="dynamic"`` call's ref gives: the refs of the values it yielded."""
+
+    def __init__(self, refs: list[ObjectRef]) -> None:
+        self._refs = refs
+
+    def __iter__(self) -> Iterator[ObjectRef]:
+        return iter(self._refs)
+
+    def __len__(self) -> int:
+        return len(self._refs)
+
+    def __repr__(self) -> str:
+        return f"DynamicObjectRefGenerator({len(self._refs)} refs)"
+
+
+def produce_all(runtime: RayRuntime, agent: ThreadAgent, source: str, generator: Generator) -> DynamicObjectRefGenerator:
+    """Run a ``num_returns="dynamic"`` call's generator to its end, one ref per yielded value."""
+    if not inspect.isgenerator(generator):
+        raise TypeError(f"{source} declares num_returns='dynamic' but returned {type(generator).__name__}, "
+                        "not a generator")
+    refs: list[ObjectRef] = []
+    try:
+        for item in generator:
+            runtime.checkpoint(agent)
+            ref = ObjectRef(runtime.next_ref_number(), f"{source}[{len(refs)}]")
+            ref.fill(item)
+            refs.append(ref)
+    finally:
+        generator.close()
+    return DynamicObjectRefGenerator(refs)

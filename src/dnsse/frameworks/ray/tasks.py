@@ -32,7 +32,7 @@ from dnsse.frameworks.ray.resources import demand_of
 from dnsse.frameworks.ray.runtime import RayRuntime, Worker, WorkerCrash, controlled
 from dnsse.frameworks.ray.serialization import copy_value, passed_by_name
 from dnsse.frameworks.ray.shipping import Shipment
-from dnsse.frameworks.ray.streaming import ObjectRefGenerator, is_streaming, produce
+from dnsse.frameworks.ray.streaming import DYNAMIC, ObjectRefGenerator, is_streaming, produce, produce_all
 
 
 # Shipped as a name, as Ray pickles a remote function's handle.
@@ -84,7 +84,7 @@ class RemoteFunction:
         runtime.execution.emit(agent, "task.submit", {"task": self.__name__, "ref": refs[0].number if refs else None})
         if streaming:
             return run.stream
-        if self._options.get("num_returns") is None:
+        if self._options.get("num_returns") in (None, DYNAMIC):
             return refs[0]
         return refs if refs else None
 
@@ -146,6 +146,7 @@ class _TaskRun:
         self.shipment = shipment
         # A streaming task's one ref says when it finished; its values go to the stream.
         self.stream = ObjectRefGenerator(refs[0]) if streaming else None
+        self.dynamic = remote._options.get("num_returns") == DYNAMIC
         self.label = label
         self.args = args
         self.kwargs = kwargs
@@ -275,6 +276,8 @@ class _TaskRun:
             value = process.load(self.shipment, runtime.workers.program)(*args, **kwargs)
             if self.stream is not None:
                 value = produce(runtime, agent, self.stream, value)
+            elif self.dynamic:
+                value = produce_all(runtime, agent, self.label, value)
             runtime.checkpoint(agent)
         except (WorkerCrash, KeyboardInterrupt) as error:
             died = isinstance(error, WorkerCrash)

@@ -41,6 +41,7 @@ def sleep(seconds: float) -> None:
         raise ValueError("sleep length must be non-negative")
     agent.execution.yield_point(agent, Operation("sleep", _CLOCK, f"sleep({seconds:g})"))
     runtime = runtime_for(agent.execution)
+    runtime.take_interrupt(agent)
     runtime.advance_to(runtime.elapsed + seconds)
 
 

@@ -41,7 +41,17 @@ def block_until(
     """
     runtime = runtime_for(agent.execution)
     started = runtime.elapsed
-    if agent.execution.block(agent, Wait(ready, describe, timeout), operation):
+    interrupt_of = runtime.interrupt_of
+    if interrupt_of is not None:
+        # An interrupt (ray.cancel of a task) ends any wait, as a signal does: raised here.
+        waited_for = ready
+
+        def ready() -> bool:
+            return interrupt_of(agent, False) is not None or waited_for()
+
+    arrived = agent.execution.block(agent, Wait(ready, describe, timeout), operation)
+    runtime.take_interrupt(agent)
+    if arrived:
         return True
     runtime.advance_to(started + timeout)  # type: ignore[operator]
     return False

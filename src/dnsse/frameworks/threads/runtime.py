@@ -38,6 +38,10 @@ class ThreadsRuntime:
         # Agents whose process ends with the job (a Ray worker): set by a framework.
         self.is_job_worker: Callable[[ThreadAgent], bool] = lambda agent: False
         self._job_threads: set[int] = set()
+        # What interrupts an agent wherever it waits or sleeps, as a signal interrupts a process's
+        # main thread (``ray.cancel`` raises KeyboardInterrupt in a running task): set by a framework.
+        # ``interrupt_of(agent, take)``: what interrupts it, if anything; ``take`` consumes it.
+        self.interrupt_of: Callable[[ThreadAgent, bool], BaseException | None] | None = None
 
     def number(self, kind: str) -> int:
         """The next number of a primitive kind: Lock#1, Lock#2, Thread-1, ..."""
@@ -54,6 +58,14 @@ class ThreadsRuntime:
         """Move virtual time forward (a sleep, an expired timeout); it never goes back."""
         if elapsed > self.elapsed:
             self.elapsed = elapsed
+
+    def take_interrupt(self, agent: ThreadAgent) -> None:
+        """Raise what interrupts ``agent``, if anything does (see ``interrupt_of``)."""
+        interrupt_of = self.interrupt_of
+        if interrupt_of is not None:
+            interrupt = interrupt_of(agent, True)
+            if interrupt is not None:
+                raise interrupt
 
     def ends_with_job(self, agent: ThreadAgent) -> bool:
         """Whether ``agent`` runs in a worker process, which the end of the job kills with its threads."""
