@@ -69,15 +69,17 @@ class LoadedTarget:
                 f"{spec.path} has no top-level function {spec.function!r}; "
                 f"name one of: {', '.join(_top_level_functions(tree)) or '(none defined)'}"
             )
+        # Modules beside the target are the program's too: fresh in every copy, traced, located in reports.
+        self.siblings = SiblingModules(spec.path, tree)
         if framework == "auto":
             framework = detect_framework(tree)
+            if framework == "threads":
+                framework = _framework_of_files(self.siblings.files)
         elif framework not in FRAMEWORKS:
             raise BadInput(f"unknown framework {framework!r}; use one of auto, {', '.join(FRAMEWORKS)}")
         self.framework = framework
         # torch keeps state per OS thread that agents sharing a thread would share (dnsse.engine.greenlet_host).
         self.imports_torch = "torch" in _imported_roots(tree)
-        # Modules beside the target are the program's too: fresh in every copy, traced, located in reports.
-        self.siblings = SiblingModules(spec.path, tree)
         self.source_files = frozenset({str(spec.path)}) | self.siblings.files
         self._copies = 0
         self._forget: dict[str, typing.Callable[[], None]] = {}
@@ -202,6 +204,25 @@ def detect_framework(tree: ast.Module) -> str:
     if any(name == "ray" or name.startswith("ray.") for name in imported):
         return "ray"
     return "threads"
+
+
+def _framework_of_files(files: typing.Iterable[str]) -> str:
+    """The framework of the program's other files the target imports: a driver whose tasks live in ``tasks.py``.
+
+    Without it, a target that imports ``ray`` only through such a file would be
+    checked as plain threads, with the real Ray running uncontrolled.
+    """
+    found = "threads"
+    for file in sorted(files):
+        try:
+            framework = detect_framework(ast.parse(Path(file).read_bytes(), filename=file))
+        except (OSError, SyntaxError, ValueError):
+            continue  # the import itself will say what is wrong, when it runs
+        if framework == "torch":
+            return framework
+        if framework == "ray":
+            found = framework
+    return found
 
 
 def input_parameters(function: typing.Callable, skip: int = 0) -> list[InputParameter]:

@@ -140,5 +140,8 @@ def _call_method(runtime: RayRuntime, agent: ThreadAgent, call: Call, method: An
     if call.stream is not None:
         value = produce(runtime, agent, call.stream, value)
     elif call.dynamic:
-        value = produce_all(runtime, agent, call.label, value)
+        actor = call.actor
+        value = produce_all(runtime, agent, call.label, value, lambda error: task_error(
+            f"{actor.cls.__qualname__}.{call.method}", error, runtime.execution.source_files,
+            actor.process.label if actor.process is not None else ""))
     return value

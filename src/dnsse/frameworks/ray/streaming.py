@@ -147,14 +147,28 @@ class DynamicObjectRefGenerator:
         return f"DynamicObjectRefGenerator({len(self._refs)} refs)"
 
 
-def produce_all(runtime: RayRuntime, agent: ThreadAgent, source: str, generator: Generator) -> DynamicObjectRefGenerator:
-    """Run a ``num_returns="dynamic"`` call's generator to its end, one ref per yielded value."""
+def produce_all(runtime: RayRuntime, agent: ThreadAgent, source: str, generator: Generator,
+                failed: Callable[[Exception], BaseException]) -> DynamicObjectRefGenerator:
+    """Run a ``num_returns="dynamic"`` call's generator to its end, one ref per yielded value.
+
+    An exception the generator raises does not fail the call, as in Ray: its
+    last ref holds the error (``failed`` makes it), after the values yielded before it.
+    """
     if not inspect.isgenerator(generator):
         raise TypeError(f"{source} declares num_returns='dynamic' but returned {type(generator).__name__}, "
                         "not a generator")
     refs: list[ObjectRef] = []
     try:
-        for item in generator:
+        while True:
+            try:
+                item = next(generator)
+            except StopIteration:
+                break
+            except Exception as error:  # noqa: BLE001 - the generator's error goes to its last ref
+                ref = ObjectRef(runtime.next_ref_number(), f"{source}[{len(refs)}]")
+                ref.fail(failed(error))
+                refs.append(ref)
+                break
             runtime.checkpoint(agent)
             ref = ObjectRef(runtime.next_ref_number(), f"{source}[{len(refs)}]")
             ref.fill(item)

@@ -277,7 +277,8 @@ class _TaskRun:
             if self.stream is not None:
                 value = produce(runtime, agent, self.stream, value)
             elif self.dynamic:
-                value = produce_all(runtime, agent, self.label, value)
+                value = produce_all(runtime, agent, self.label, value, lambda error: task_error(
+                    self.remote.__qualname__, error, execution.source_files, process.label))
             runtime.checkpoint(agent)
         except (WorkerCrash, KeyboardInterrupt) as error:
             died = isinstance(error, WorkerCrash)
