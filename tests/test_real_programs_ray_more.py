@@ -1,0 +1,110 @@
+"""Programs in the shape of Ray's documentation and test suite: correct versions pass, bug variants are found.
+
+Each correct driver asserts the values real Ray gives it (checked by the
+``ray``-marked test at the end, which runs them under real Ray); each bug
+variant is found with its kind and its trace replays.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from dnsse.cli import main
+
+REAL = Path(__file__).parent / "real_programs"
+
+CORRECT = [
+    "ray_limit_pending.py:run",
+    "ray_signal_actor.py:run",
+    "ray_cancel_sleeping.py:run",
+    "ray_cancel_sleeping.py:run_lock",
+    "ray_actor_exit.py:run",
+    "ray_generators.py:run",
+    "ray_numpy_readonly.py:run",
+    "ray_split/driver.py:run",
+    "ray_threaded_counter.py:run_locked",
+]
+BUGGY = [
+    ("ray_limit_pending.py:run_in_order", "out of submission order"),
+    ("ray_signal_actor.py:run_counting_waiters", "tasks wait for the signal"),
+    ("ray_cancel_sleeping.py:run_quick_task", "finished before ray.cancel"),
+    ("ray_actor_exit.py:run_other_caller", "ActorDiedError"),
+    ("ray_generators.py:run_first_ready", "second generator was ready first"),
+    ("ray_numpy_readonly.py:run_in_place", "assignment destination is read-only"),
+    ("ray_numpy_readonly.py:run_task_in_place", "read-only"),
+    ("ray_split/driver.py:run_missing_get", "the tasks had not all run"),
+    ("ray_threaded_counter.py:run_racy", "lost update"),
+]
+
+
+@pytest.mark.parametrize("target", CORRECT)
+def test_the_correct_version_passes(target: str, tmp_path: Path, capsys) -> None:
+    status = main(["check", f"{REAL}/{target}", "--budget", "25", "--out", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert status == 0, out
+    assert "no bug found" in out
+
+
+@pytest.mark.parametrize(("target", "message"), BUGGY)
+def test_the_bug_variant_is_found_and_replays(target: str, message: str, tmp_path: Path, capsys) -> None:
+    status = main(["check", f"{REAL}/{target}", "--budget", "100", "--out", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert status == 1, out
+    assert "exception" in out and message in out, out
+    assert main(["replay", str(tmp_path / "bug-1.json")]) == 1
+    assert "reproduced" in capsys.readouterr().out
+
+
+_UNDER_REAL_RAY = """
+import importlib, json, sys
+sys.path[:0] = sys.argv[1:]
+import ray
+try:
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
+except Exception as error:
+    print(json.dumps({"cannot start": f"{type(error).__name__}: {error}"}))
+    sys.exit(0)
+outcomes = {}
+for target in json.loads(sys.stdin.read()):
+    module, function = target.rsplit("/", 1)[-1].split(":")
+    try:
+        outcomes[target] = ["returned", getattr(importlib.import_module(module[:-3]), function)()]
+    except Exception as error:
+        outcomes[target] = ["raised", type(error).__name__, str(error)]
+print(json.dumps(outcomes))
+ray.shutdown()
+"""
+
+
+@pytest.mark.ray
+def test_under_real_ray_the_correct_versions_pass_and_the_deterministic_bugs_fail_alike() -> None:
+    """What the correct drivers assert holds under real Ray, and the read-only arrays fail there as here."""
+    pytest.importorskip("ray", reason="real Ray is not installed (pip install ray)")
+    targets = [*CORRECT, "ray_numpy_readonly.py:run_in_place", "ray_numpy_readonly.py:run_task_in_place"]
+    environment = {**os.environ, "RAY_ENABLE_UV_RUN_RUNTIME_ENV": "0"}
+    done = subprocess.run(
+        [sys.executable, "-c", _UNDER_REAL_RAY, str(REAL), str(REAL / "ray_split")], input=json.dumps(targets),
+        capture_output=True, text=True, timeout=300, env=environment,
+    )
+    outcomes = json.loads(done.stdout.strip().splitlines()[-1])
+    if "cannot start" in outcomes:
+        pytest.skip(f"real Ray cannot start here: {outcomes['cannot start']}")
+    for target in CORRECT:
+        assert outcomes[target][0] == "returned", (target, outcomes[target])
+    assert outcomes["ray_numpy_readonly.py:run_in_place"][1:] == ["ValueError", "assignment destination is read-only"]
+    raised = outcomes["ray_numpy_readonly.py:run_task_in_place"]
+    assert raised[:2] == ["raised", "RayTaskError(ValueError)"] and "read-only" in raised[2], raised
+
+
+def test_a_driver_that_reaches_ray_only_through_another_file_is_checked_as_ray(tmp_path: Path, capsys) -> None:
+    """Checked as plain threads, the real Ray would run under it and nothing of Ray would be explored."""
+    status = main(["check", f"{REAL}/ray_split/driver.py:run", "--budget", "5", "--out", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert status == 0, out
+    assert "driver.py:run (ray)" in out
