@@ -24,6 +24,7 @@ from typing import Any, Callable
 from dnsse.engine.uncontrolled import refuse
 from dnsse.frameworks.threads.aio_transport import LoopbackSocket, LoopbackTransport
 from dnsse.frameworks.threads.network import Listener, names_own_host, network_of
+from dnsse.frameworks.threads.outside_clients import servers_of
 
 _TLS = "dnsse models asyncio's connections as plain byte streams; check the program without TLS (ssl=None)"
 _OWN_SOCKET = (
@@ -44,7 +45,7 @@ class LoopbackNetworking:
         ssl: Any = None, reuse_address: Any = None, reuse_port: Any = None, ssl_handshake_timeout: Any = None,
         ssl_shutdown_timeout: Any = None, start_serving: bool = True, **options: Any,
     ) -> asyncio.AbstractServer:
-        _check_plain(ssl, sock, "loop.create_server")
+        _check_plain(ssl, sock, "loop.create_server", server=True)
         hosts = [None] if host in (None, "") else [host] if isinstance(host, str) else list(host)
         network = network_of(self._execution)
         listeners: list[Listener] = []
@@ -62,7 +63,7 @@ class LoopbackNetworking:
         backlog: int = 100, ssl: Any = None, ssl_handshake_timeout: Any = None, ssl_shutdown_timeout: Any = None,
         start_serving: bool = True, **options: Any,
     ) -> asyncio.AbstractServer:
-        _check_plain(ssl, sock, "loop.create_unix_server")
+        _check_plain(ssl, sock, "loop.create_unix_server", server=True)
         if path is None:
             raise ValueError("path was not specified, and no sock specified")
         try:
@@ -80,7 +81,7 @@ class LoopbackNetworking:
         server = asyncio.base_events.Server(
             self, sockets, protocol_factory, None, backlog, None, ssl_shutdown_timeout  # type: ignore[arg-type]
         )
-        _servers_of(self._execution).append(server)
+        servers_of(self._execution).append(server)
         if start_serving:
             server._start_serving()
             await asyncio.sleep(0)
@@ -175,35 +176,6 @@ class LoopbackNetworking:
         return await super().getnameinfo(sockaddr, flags)  # type: ignore[misc]
 
 
-def _servers_of(execution: Any) -> list:
-    """The execution's servers; the first one made installs the check of a deadlock that waits for outsiders."""
-    servers = execution.framework_state.get("asyncio servers")
-    if servers is None:
-        servers = execution.framework_state["asyncio servers"] = []
-        execution.deadlock_explainers.append(lambda blocked: _waits_for_outsiders(execution, servers))
-    return servers
-
-
-def _waits_for_outsiders(execution: Any, servers: list) -> None:
-    """A deadlock while ``serve_forever()`` is awaited is a server waiting for clients the program does not have.
-
-    Clients from outside the program would come to it, so it is no bug of
-    the program: the run is refused (exit 2). Other deadlocks stay bugs,
-    even with a server open: a client and a handler waiting for each other
-    wait forever whoever else connects.
-    """
-    for server in servers:
-        forever = server._serving_forever_fut
-        if forever is not None and not forever.done():
-            address = server._sockets[0].getsockname() if server._sockets else None
-            execution.refuse(
-                f"asyncio Server.serve_forever() on {address!r} is not under control yet: once no task of the "
-                "program can go on, it waits for clients from outside the program, which dnsse does not model; check "
-                "a function that starts the server, runs its clients, then closes it"
-            )
-    return None
-
-
 class _ListeningSocket(LoopbackSocket):
     """A server's socket: asyncio's ``Server`` holds these and hands them back to the loop."""
 
@@ -222,8 +194,9 @@ def _listen(network: Any, family: int, host: Any, port: Any, api: str) -> Listen
                       f"{error.strerror.lower()}") from None
 
 
-def _check_plain(ssl: Any, sock: Any, api: str) -> None:
-    if isinstance(ssl, bool) and "server" in api:
+def _check_plain(ssl: Any, sock: Any, api: str, server: bool = False) -> None:
+    """Refuse TLS and the program's own sockets; a server's ``ssl=True`` is the ``TypeError`` asyncio raises."""
+    if isinstance(ssl, bool) and server:
         raise TypeError("ssl argument must be an SSLContext or None")
     if ssl:
         refuse(f"{api}(ssl=...)", _TLS)

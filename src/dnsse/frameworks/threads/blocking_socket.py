@@ -9,7 +9,7 @@ waits), ``connect`` and ``send`` are scheduling points, and the rest of the
 socket API answers as the operating system would (names, options,
 timeouts, ``makefile``, ``socket.create_connection`` and
 ``create_server``). A socket made outside an agent (dnsse's own, a
-library's thread) is the real one.
+library's thread) is the real one. :mod:`.socket_module` installs it.
 
 What the model cannot honestly answer is refused, naming the call:
 datagram and raw sockets, a socket made from a descriptor, ``fileno()``
@@ -19,35 +19,25 @@ datagram and raw sockets, a socket made from a descriptor, ``fileno()``
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import os
 import socket
-from typing import Any, Iterator
+from typing import Any
 
 from dnsse.engine.agent import Wait
 from dnsse.engine.execution import current_agent
 from dnsse.engine.operation import Access, Operation
-from dnsse.engine.uncontrolled import Refusal, refuse, refused
-from dnsse.frameworks.threads.network import Endpoint, Listener, names_own_host, network_of
+from dnsse.engine.uncontrolled import refuse
+from dnsse.frameworks.threads.network import Endpoint, Listener, network_of
+from dnsse.frameworks.threads.outside_clients import AcceptWait, watch_accepts
 from dnsse.frameworks.threads.runtime import runtime_for
 
 _REAL = socket.socket
 _STREAM_FLAGS = getattr(socket, "SOCK_NONBLOCK", 0) | getattr(socket, "SOCK_CLOEXEC", 0)
-_MODELLED = (
+MODELLED = (
     "dnsse models stream sockets between the program's own threads on 127.0.0.1, ::1 or a Unix path; "
     "check the program without this call"
 )
-
-
-class AcceptWait(Wait):
-    """A thread waiting in ``accept()``: at a deadlock, it waits for clients from outside the program."""
-
-    __slots__ = ("address",)
-
-    def __init__(self, ready: Any, describe: Any, timeout: float | None, address: object) -> None:
-        super().__init__(ready, describe, timeout)
-        self.address = address
 
 
 class _Model:
@@ -82,9 +72,9 @@ class ControlledSocket(_REAL):
         family = socket.AF_INET if family == -1 else family
         kind = socket.SOCK_STREAM if type == -1 else type & ~_STREAM_FLAGS
         if fileno is not None:
-            refuse("socket.socket(fileno=...)", "a descriptor comes from outside the model; " + _MODELLED)
+            refuse("socket.socket(fileno=...)", "a descriptor comes from outside the model; " + MODELLED)
         if family not in (socket.AF_INET, socket.AF_INET6, socket.AF_UNIX) or kind != socket.SOCK_STREAM:
-            refuse(f"socket.socket({socket.AddressFamily(family).name}, {socket.SocketKind(kind).name})", _MODELLED)
+            refuse(f"socket.socket({socket.AddressFamily(family).name}, {socket.SocketKind(kind).name})", MODELLED)
         self._io_refs = 0
         self._closed = False
         self._model = _new_model(agent.execution, family)
@@ -188,7 +178,7 @@ class ControlledSocket(_REAL):
         if model.address is None:  # as Linux does: an unbound socket listens on a free port of every address
             model.address = network.bind(model.family, None, 0, "socket.listen")
         model.listener = network.listen_at(model.family, model.address)
-        _watch_accepts(model.execution)
+        watch_accepts(model.execution)
 
     def accept(self) -> tuple[Any, Any]:
         model = self._model
@@ -224,7 +214,7 @@ class ControlledSocket(_REAL):
         if model.listener is not None or model.closed:
             return errno.EINVAL if not model.closed else errno.EBADF
         if model.address is not None:
-            refuse("socket.connect of a bound socket", "dnsse picks a client's own address; " + _MODELLED)
+            refuse("socket.connect of a bound socket", "dnsse picks a client's own address; " + MODELLED)
         host, port = (address, None) if model.family == socket.AF_UNIX else (address[0], address[1])
         try:
             model.endpoint = network_of(model.execution).connect(model.family, host, port, "socket.connect")
@@ -238,7 +228,7 @@ class ControlledSocket(_REAL):
         if model is None:
             return super().send(data, flags)
         if flags:
-            refuse("socket.send with flags", _MODELLED)
+            refuse("socket.send with flags", MODELLED)
         endpoint = self._connection()
         self._point("socket.send", endpoint.name)
         if model.write_shut:
@@ -257,7 +247,7 @@ class ControlledSocket(_REAL):
         if model is None:
             return super().recv(size, flags)
         if flags:
-            refuse("socket.recv with flags", _MODELLED)
+            refuse("socket.recv with flags", MODELLED)
         if size < 0:
             raise ValueError("negative buffersize in recv")
         endpoint = self._connection()
@@ -348,7 +338,7 @@ def _refusing(name: str) -> Any:
     def method(self: ControlledSocket, *args: Any, **kwargs: Any) -> Any:
         if self._model is None:
             return original(self, *args, **kwargs)
-        refuse(f"socket.{name} of a modelled socket", _MODELLED)
+        refuse(f"socket.{name} of a modelled socket", MODELLED)
 
     method.__name__ = name
     return method
@@ -379,53 +369,3 @@ def _connected(execution: Any, family: int, endpoint: Endpoint) -> ControlledSoc
 
 def _strerror(code: int) -> str:
     return os.strerror(code)
-
-
-def _getaddrinfo(host: Any, port: Any, family: int = 0, type: int = 0, proto: int = 0, flags: int = 0) -> list:
-    """Names of the host itself resolve as usual; another name would ask the real network's DNS."""
-    agent = current_agent()
-    if agent is not None and not agent.execution.scheduling and not names_own_host(host, numeric=True):
-        refuse(f"socket.getaddrinfo of {host!r}",
-               "resolving a name outside the program's own host asks the real network; use 127.0.0.1")
-    return _REAL_GETADDRINFO(host, port, family, type, proto, flags)
-
-
-_REAL_GETADDRINFO = socket.getaddrinfo
-_PAIRS = "a socket pair is made of real descriptors; " + _MODELLED
-_REFUSED = (
-    Refusal("socket", "socketpair", "socket.socketpair", _PAIRS),
-    Refusal("socket", "fromfd", "socket.fromfd", _PAIRS),
-)
-
-
-@contextlib.contextmanager
-def controlled_sockets() -> Iterator[None]:
-    """``socket.socket`` (and the module's helpers that make one) give agents modelled sockets while active."""
-    socket.socket = ControlledSocket  # type: ignore[misc]
-    socket.getaddrinfo = _getaddrinfo
-    try:
-        with refused(_REFUSED):
-            yield
-    finally:
-        socket.getaddrinfo = _REAL_GETADDRINFO
-        socket.socket = _REAL  # type: ignore[misc]
-
-
-def _watch_accepts(execution: Any) -> None:
-    """Once per execution: a deadlock with a thread in ``accept()`` is a server waiting for outside clients."""
-    if execution.framework_state.get("socket accepts watched"):
-        return
-    execution.framework_state["socket accepts watched"] = True
-    execution.deadlock_explainers.append(lambda blocked: _waits_for_outsiders(execution, blocked))
-
-
-def _waits_for_outsiders(execution: Any, blocked: list) -> None:
-    for agent in blocked:
-        if isinstance(agent.waiting, AcceptWait):
-            execution.refuse(
-                f"socket.accept() on {agent.waiting.address!r} is not under control yet: once no thread of the program "
-                f"can go on, {agent.name} waits in it for clients from outside the program, which dnsse does not "
-                "model; check a function whose own threads connect, then close the listening socket"
-            )
-            return None
-    return None

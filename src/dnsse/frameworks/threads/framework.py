@@ -9,7 +9,7 @@ from dnsse.engine.agent import ThreadAgent
 from dnsse.engine.bugs import Bug
 from dnsse.engine.execution import Execution
 from dnsse.engine.target import InputParameter, LoadedTarget, require_no_positional_parameters
-from dnsse.frameworks.threads.blocking_socket import controlled_sockets
+from dnsse.frameworks.threads.socket_module import controlled_sockets
 from dnsse.frameworks.threads.patching import controlled_threading
 from dnsse.frameworks.threads.runtime import runtime_for
 from dnsse.frameworks.threads.shared_state import plan_for, traced
