@@ -49,7 +49,7 @@ def sides(lines: list[str]) -> tuple[list[str], ...]:
     "function",
     [
         "protocols", "streams_until_eof", "reset_by_peer", "serve_forever_until_cancelled", "port_in_use", "unix_socket",
-        "loops_of_two_threads",
+        "loops_of_two_threads", "unix_files", "buffered",
     ],
 )
 def test_servers_and_connections_behave_as_on_real_sockets_in_every_schedule(function: str) -> None:

@@ -33,7 +33,7 @@ def plain_lines(function: str) -> list[str]:
     return printed.getvalue().splitlines()
 
 
-@pytest.mark.parametrize("function", ["echo", "files", "refused_and_timeout"])
+@pytest.mark.parametrize("function", ["echo", "files", "refused_and_timeout", "unix_path"])
 def test_sockets_between_threads_behave_as_real_ones_in_every_schedule(function: str) -> None:
     expected = plain_lines(function)
     with controlled(f"{PROGRAM}:{function}") as run:

@@ -255,3 +255,72 @@ def loops_of_two_threads():
     ready.wait()
     print("answer", asyncio.run(_ask(ports[0])))
     server.join()
+
+
+async def _unix_files(path):
+    server = await asyncio.start_unix_server(_lines, path)
+    print("file while serving", os.path.exists(path))
+    try:
+        await asyncio.start_unix_server(_lines, path)
+        print("second server on the path")
+    except OSError as error:
+        print("second server", error.errno)
+    server.close()
+    await server.wait_closed()
+    if os.path.exists(path):
+        os.unlink(path)
+    try:
+        await asyncio.open_unix_connection(path)
+    except FileNotFoundError as error:
+        print("no file", error.errno)
+
+
+def unix_files():
+    with tempfile.TemporaryDirectory() as directory:
+        asyncio.run(_unix_files(os.path.join(directory, "s")))
+
+
+class Lending(asyncio.BufferedProtocol):
+    """Lends a small buffer, so a message arrives in pieces of its size."""
+
+    def __init__(self, log):
+        self.log = log
+        self.buffer = bytearray(4)
+        self.done = asyncio.get_running_loop().create_future()
+
+    def connection_made(self, transport):
+        self.transport = transport
+
+    def get_buffer(self, sizehint):
+        return self.buffer
+
+    def buffer_updated(self, nbytes):
+        self.log.append(bytes(self.buffer[:nbytes]))
+
+    def eof_received(self):
+        self.log.append("eof")
+
+    def connection_lost(self, exc):
+        self.done.set_result(None)
+
+
+async def _buffered():
+    log = []
+    loop = asyncio.get_running_loop()
+
+    async def send(reader, writer):
+        writer.write(b"0123456789")
+        writer.write_eof()
+        await reader.read()
+        writer.close()
+
+    async with await asyncio.start_server(send, "127.0.0.1", 0) as server:
+        transport, protocol = await loop.create_connection(lambda: Lending(log), *server.sockets[0].getsockname())
+        await asyncio.sleep(0.01)
+        transport.close()
+        await protocol.done
+    print("pieces", b"".join(piece for piece in log if piece != "eof"), log[-1], max(len(p) for p in log))
+
+
+def buffered():
+    asyncio.run(_buffered())

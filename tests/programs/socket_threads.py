@@ -121,3 +121,30 @@ def accept_order():
         for thread in threads:
             thread.join()
     assert order == [1, 2], f"clients accepted in the order {order}"
+
+
+def unix_path():
+    import os
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as directory:
+        path = os.path.join(directory, "socket")
+        with socket.socket(socket.AF_UNIX) as server:
+            server.bind(path)
+            server.listen()
+            print("file", os.path.exists(path))
+            try:
+                socket.socket(socket.AF_UNIX).bind(path)
+            except OSError as error:
+                print("taken", error.errno)
+            worker = threading.Thread(target=lambda: server.accept()[0].sendall(b"over a path"))
+            worker.start()
+            with socket.socket(socket.AF_UNIX) as client:
+                client.connect(path)
+                print("peer", client.getpeername() == path, client.recv(100))
+            worker.join()
+        os.unlink(path)
+        try:
+            socket.socket(socket.AF_UNIX).connect(path)
+        except FileNotFoundError as error:
+            print("gone", error.errno)

@@ -17,8 +17,12 @@ not under control: such a call stops the campaign naming it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import errno
 import os
 import socket
+import stat
+import sys
 from typing import Any, Callable
 
 from dnsse.engine.uncontrolled import refuse
@@ -27,6 +31,10 @@ from dnsse.frameworks.threads.network import Listener, names_own_host, network_o
 from dnsse.frameworks.threads.outside_clients import servers_of
 
 _TLS = "dnsse models asyncio's connections as plain byte streams; check the program without TLS (ssl=None)"
+_REUSE_PORT = (
+    "listeners sharing a port get connections as the kernel's hash spreads them, which dnsse does not model; check "
+    "the program with one listener per port"
+)
 _OWN_SOCKET = (
     "a socket the program made itself is a real operating-system socket, which dnsse does not control; pass a host "
     "and port (or a path) instead"
@@ -46,6 +54,8 @@ class LoopbackNetworking:
         ssl_shutdown_timeout: Any = None, start_serving: bool = True, **options: Any,
     ) -> asyncio.AbstractServer:
         _check_plain(ssl, sock, "loop.create_server", server=True)
+        if reuse_port:
+            refuse("loop.create_server(reuse_port=True)", _REUSE_PORT)
         hosts = [None] if host in (None, "") else [host] if isinstance(host, str) else list(host)
         network = network_of(self._execution)
         listeners: list[Listener] = []
@@ -66,12 +76,23 @@ class LoopbackNetworking:
         _check_plain(ssl, sock, "loop.create_unix_server", server=True)
         if path is None:
             raise ValueError("path was not specified, and no sock specified")
+        path = os.fspath(path)
+        if path and path[0] not in (0, "\0"):
+            with contextlib.suppress(FileNotFoundError):  # as asyncio: a stale socket file is replaced
+                if stat.S_ISSOCK(os.stat(path).st_mode):
+                    os.remove(path)
         try:
-            listener = network_of(self._execution).listen(socket.AF_UNIX, os.fspath(path), None,
-                                                          "loop.create_unix_server")
+            listener = network_of(self._execution).listen(socket.AF_UNIX, path, None, "loop.create_unix_server")
         except OSError as error:
-            raise OSError(error.errno, f"Address {os.fspath(path)!r} is already in use") from None
-        return await self._serve(protocol_factory, [listener], backlog, ssl_shutdown_timeout, start_serving)
+            if error.errno != errno.EADDRINUSE:
+                raise
+            raise OSError(errno.EADDRINUSE, f"Address {path!r} is already in use") from None
+        # From Python 3.13 on, closing the server removes its file (cleanup_socket, by default).
+        cleanup = sys.version_info >= (3, 13) and options.get("cleanup_socket", True) and path[0] != "\0"
+        server = await self._serve(protocol_factory, [listener], backlog, ssl_shutdown_timeout, start_serving)
+        if cleanup:
+            server._sockets[0].cleanup_inode = os.stat(path).st_ino
+        return server
 
     async def _serve(
         self, protocol_factory: Callable, listeners: list[Listener], backlog: int, ssl_shutdown_timeout: Any,
@@ -105,6 +126,10 @@ class LoopbackNetworking:
     def _stop_serving(self, sock: _ListeningSocket) -> None:
         sock.listener.waker = None
         sock.listener.close()
+        if sock.cleanup_inode is not None:
+            with contextlib.suppress(FileNotFoundError):
+                if os.stat(sock.listener.address).st_ino == sock.cleanup_inode:  # type: ignore[arg-type]
+                    os.unlink(sock.listener.address)  # type: ignore[arg-type]
 
     def _accept(self, protocol_factory: Callable, listener: Listener, server: Any) -> None:
         while (endpoint := listener.accept()) is not None:
@@ -182,6 +207,8 @@ class _ListeningSocket(LoopbackSocket):
     def __init__(self, listener: Listener) -> None:
         super().__init__(listener.family, listener.address, None)
         self.listener = listener
+        # The inode of a Unix socket's file that closing the server removes, if it still is that file.
+        self.cleanup_inode: int | None = None
 
 
 def _listen(network: Any, family: int, host: Any, port: Any, api: str) -> Listener:

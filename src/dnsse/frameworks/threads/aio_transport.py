@@ -133,6 +133,9 @@ class LoopbackTransport(asyncio.Transport):
         if self._paused or self._closing:
             return
         pipe = self._endpoint.inbound
+        if isinstance(self._protocol, asyncio.BufferedProtocol) and (pipe.data or not pipe.reset):
+            self._deliver_into_buffer(pipe)
+            return
         data = pipe.take(_MAX_SIZE)
         if not data and pipe.reset:
             self._force_close(ConnectionResetError(errno.ECONNRESET, "Connection reset by peer"))
@@ -154,6 +157,31 @@ class LoopbackTransport(asyncio.Transport):
                 self.close()
             return
         self._wake()
+
+    def _deliver_into_buffer(self, pipe: Any) -> None:
+        """As a selector transport serves a ``BufferedProtocol``: into the buffer it lends, then ``buffer_updated``."""
+        protocol: Any = self._protocol
+        if pipe.data:
+            try:
+                buffer = memoryview(protocol.get_buffer(-1)).cast("B")
+                if not len(buffer):
+                    raise RuntimeError("get_buffer() returned an empty buffer")
+                data = pipe.take(len(buffer))
+                buffer[: len(data)] = data
+                protocol.buffer_updated(len(data))
+            except Exception as exc:  # noqa: BLE001 - as asyncio: the transport fails, the loop logs it
+                self._fatal_error(exc, "Fatal error: protocol.buffer_updated() call failed.")
+                return
+            self._wake()
+            return
+        self._eof_delivered = True
+        try:
+            keep_open = protocol.eof_received()
+        except Exception as exc:  # noqa: BLE001 - as asyncio
+            self._fatal_error(exc, "Fatal error: protocol.eof_received() call failed.")
+            return
+        if not keep_open:
+            self.close()
 
     def pause_reading(self) -> None:
         if self._closing or self._paused:

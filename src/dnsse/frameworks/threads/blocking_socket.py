@@ -149,6 +149,9 @@ class ControlledSocket(_REAL):
         """Options change timing and buffer sizes, which the model does not have: they are remembered."""
         if self._model is None:
             return super().setsockopt(level, option, value, *rest)
+        if (level, option) == (socket.SOL_SOCKET, getattr(socket, "SO_REUSEPORT", None)) and value:
+            refuse("socket.setsockopt(SO_REUSEPORT)", "listeners sharing a port get connections as the kernel's hash "
+                   "spreads them, which dnsse does not model; " + MODELLED)
         self._model.options[(level, option)] = value
 
     def getsockopt(self, level: int, option: int, *rest: Any) -> Any:
@@ -174,6 +177,8 @@ class ControlledSocket(_REAL):
         self._point("socket.listen", "network")
         if model.endpoint is not None:
             raise OSError(errno.EINVAL, "Invalid argument")
+        if model.listener is not None:
+            return
         network = network_of(model.execution)
         if model.address is None:  # as Linux does: an unbound socket listens on a free port of every address
             model.address = network.bind(model.family, None, 0, "socket.listen")

@@ -22,6 +22,7 @@ outside the machine (the real network) is not under control.
 
 from __future__ import annotations
 
+import _socket
 import collections
 import errno
 import ipaddress
@@ -147,7 +148,8 @@ class Listener:
             return
         self.closed = True
         self.network.touch("network")
-        self.network._listeners.pop(self.key, None)
+        if self.network._listeners.get(self.key) is self:
+            del self.network._listeners[self.key]
         self.network._bound.discard(self.key)
         while self.backlog:
             endpoint = self.backlog.popleft()
@@ -177,9 +179,12 @@ class Network:
         self.touch("network")
         if family == socket.AF_UNIX:
             address: object = os.fspath(host)  # type: ignore[arg-type]
-            if (family, address) in self._bound:
-                raise OSError(errno.EADDRINUSE, os.strerror(errno.EADDRINUSE))
-            self._bound.add((family, address))
+            if _abstract(address):
+                if (family, address) in self._bound:
+                    raise OSError(errno.EADDRINUSE, os.strerror(errno.EADDRINUSE))
+                self._bound.add((family, address))
+            else:
+                _make_socket_file(str(address))
             return address
         host = _WILDCARDS[family] if host in (None, "") else self.host_address(family, str(host), api, bind=True)
         number = int(port or 0)
@@ -207,9 +212,8 @@ class Network:
         """Start listening at an address :meth:`bind` gave."""
         self.touch("network")
         key = _key(family, address)
-        listener = self._listeners.get(key)
-        if listener is None:
-            listener = self._listeners[key] = Listener(self, key, address, family)
+        # A path whose file was removed may be bound again: the newest listener has it.
+        listener = self._listeners[key] = Listener(self, key, address, family)
         return listener
 
     def listen(self, family: int, host: str | None, port: int | str | None, api: str) -> Listener:
@@ -221,6 +225,8 @@ class Network:
         self.touch("network")
         if family == socket.AF_UNIX:
             target: object = os.fspath(host)
+            if not _abstract(target) and not os.path.exists(str(target)):
+                raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT))
             listener = self._listeners.get((family, target))
             local: object = ""
         else:
@@ -233,8 +239,6 @@ class Network:
             if family == socket.AF_INET6:
                 local = (*local, 0, 0)
         if listener is None:
-            if family == socket.AF_UNIX and not os.path.exists(str(target)):
-                raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT))
             raise ConnectionRefusedError(errno.ECONNREFUSED, os.strerror(errno.ECONNREFUSED))
         if family != socket.AF_UNIX:
             self._ports.add((family, local[1]))  # type: ignore[index]
@@ -279,6 +283,25 @@ def names_own_host(host: object, numeric: bool = False) -> bool:
     except ValueError:
         return False
     return numeric or address.is_loopback or address.is_unspecified
+
+
+def _abstract(path: object) -> bool:
+    """A name in Linux's abstract namespace (a leading NUL): no file on disk."""
+    return not path or str(path)[0] == "\0"
+
+
+def _make_socket_file(path: str) -> None:
+    """Leave at ``path`` the file a Unix socket's bind leaves (failing as that bind fails: the path exists).
+
+    Programs stat, unlink and clean up these files; a real socket bound
+    there and closed at once leaves the same file, through ``_socket`` (the
+    module's ``socket.socket`` may be the modelled one).
+    """
+    probe = _socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        probe.bind(path)
+    finally:
+        probe.close()
 
 
 def _key(family: int, address: object) -> tuple:
