@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-from typing import ContextManager, Iterator
+from typing import Callable, ContextManager, Iterator
 
 from dnsse.engine.agent import ThreadAgent
 from dnsse.engine.bugs import Bug
@@ -11,6 +11,7 @@ from dnsse.engine.execution import Execution
 from dnsse.engine.target import InputParameter, LoadedTarget, require_no_positional_parameters
 from dnsse.frameworks.threads.socket_module import controlled_sockets
 from dnsse.frameworks.threads.patching import controlled_threading
+from dnsse.frameworks.threads.process_exit import controlled_process_exit, end_of_process, fresh_executor_registry
 from dnsse.frameworks.threads.runtime import runtime_for
 from dnsse.frameworks.threads.shared_state import plan_for, traced
 from dnsse.frameworks.threads.thread import adopt
@@ -21,7 +22,7 @@ class ThreadsFramework:
     agents_share_a_thread = True
 
     def activate(self) -> ContextManager[None]:
-        return _both(controlled_threading(), controlled_sockets())
+        return _all(controlled_threading(), controlled_sockets(), controlled_process_exit())
 
     def inputs(self, target: LoadedTarget) -> list[InputParameter]:
         role = f"{target.spec} (a threads program's entry point)"
@@ -30,6 +31,7 @@ class ThreadsFramework:
     def start(self, execution: Execution, target: LoadedTarget, inputs: dict[str, object]) -> None:
         runtime = runtime_for(execution)
         runtime.plan = plan_for(target)
+        fresh_executor_registry(execution)
 
         def body() -> None:
             with traced(main, runtime.plan):
@@ -37,7 +39,8 @@ class ThreadsFramework:
                 # create locks and start threads.
                 module = target.instantiate()
                 try:
-                    target.entry_point(module)(**target.localize(inputs, module))
+                    _run_to_the_end(lambda: target.entry_point(module)(**target.localize(inputs, module)))
+                    end_of_process(execution)
                 finally:
                     target.release(module)
 
@@ -48,7 +51,18 @@ class ThreadsFramework:
         return None
 
 
+def _run_to_the_end(entry_point: Callable[[], object]) -> None:
+    """The entry point; ``sys.exit()`` with status 0 (or None) is a normal end of the process, as in a script."""
+    try:
+        entry_point()
+    except SystemExit as exit:
+        if exit.code not in (0, None):
+            raise
+
+
 @contextlib.contextmanager
-def _both(first: ContextManager[None], second: ContextManager[None]) -> Iterator[None]:
-    with first, second:
+def _all(*managers: ContextManager[None]) -> Iterator[None]:
+    with contextlib.ExitStack() as stack:
+        for manager in managers:
+            stack.enter_context(manager)
         yield

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Hashable
 
 from dnsse.engine.agent import ThreadAgent
 
 if TYPE_CHECKING:
     from dnsse.engine.execution import Execution
+    from dnsse.frameworks.threads.process_exit import ProcessExit
     from dnsse.frameworks.threads.shared_state import SharedStatePlan
     from dnsse.frameworks.threads.thread import Thread
 
@@ -42,6 +43,10 @@ class ThreadsRuntime:
         # main thread (``ray.cancel`` raises KeyboardInterrupt in a running task): set by a framework.
         # ``interrupt_of(agent, take)``: what interrupts it, if anything; ``take`` consumes it.
         self.interrupt_of: Callable[[ThreadAgent, bool], BaseException | None] | None = None
+        # Which process the calling agent belongs to (a torch rank is one; set by a framework),
+        # and each process's exit (see dnsse.frameworks.threads.process_exit).
+        self.process_of: Callable[[], Hashable] = lambda: None
+        self.process_exits: dict[Hashable, ProcessExit] = {}
 
     def number(self, kind: str) -> int:
         """The next number of a primitive kind: Lock#1, Lock#2, Thread-1, ..."""

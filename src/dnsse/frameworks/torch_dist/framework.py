@@ -46,8 +46,10 @@ from dnsse.frameworks.torch_dist.rank_mode import RankMode
 from dnsse.frameworks.torch_dist.stream_hangs import explain_stream_hang
 from dnsse.frameworks.torch_dist.streams import wait_for
 from dnsse.frameworks.torch_dist.uncontrolled import REFUSED
-from dnsse.frameworks.torch_dist.world import RankState, World
+from dnsse.frameworks.torch_dist.world import RankState, World, rank_here
 from dnsse.frameworks.threads.patching import controlled_threading
+from dnsse.frameworks.threads.process_exit import controlled_process_exit, end_of_process, fresh_executor_registry
+from dnsse.frameworks.threads.runtime import runtime_for
 
 _unregister_all_process_groups = torch._C._distributed_c10d._unregister_all_process_groups
 
@@ -74,7 +76,7 @@ class TorchFramework:
         import_refused(REFUSED)  # what activate() patches, imported before the fork server forks workers
 
     def activate(self) -> ContextManager[None]:
-        return _both(installed(self.world_size, self._notice_cuda), controlled_threading())
+        return _both(installed(self.world_size, self._notice_cuda), controlled_threading(), controlled_process_exit())
 
     def _notice_cuda(self, what: str) -> None:
         """Say once per process that CUDA and NCCL run on the CPU here."""
@@ -98,6 +100,9 @@ class TorchFramework:
         self._world = world
         execution.deadlock_explainers.append(lambda blocked: explain_stream_hang(world, blocked))
         execution.deadlock_explainers.append(lambda blocked: world.collectives.explain_deadlock(world.ranks, blocked))
+        # Each rank is a process of its own: it ends with its own exit callbacks and executors.
+        runtime_for(execution).process_of = _rank_number_here
+        fresh_executor_registry(execution)
         for rank in range(self.world_size):
             agent = ThreadAgent(execution, f"rank {rank}", lambda: None)
             agent.keeps_thread = True  # its body unregisters its groups (see _rank_body)
@@ -145,15 +150,23 @@ def _warm_up(target: LoadedTarget) -> None:
 
 
 @contextlib.contextmanager
-def _both(first: ContextManager[None], second: ContextManager[None]) -> Iterator[None]:
+def _both(*managers: ContextManager[None]) -> Iterator[None]:
     """The controlled torch.distributed, and threading: threads a rank starts are agents too.
 
     With torch's objects out of the collector's way (see
     dnsse.engine.collector): a 64-rank execution of benchmarks/ranks_speed.py
     met a full collection of 100-130 ms about every third execution.
     """
-    with first, second, old_objects_frozen():
+    with contextlib.ExitStack() as stack:
+        for manager in managers:
+            stack.enter_context(manager)
+        stack.enter_context(old_objects_frozen())
         yield
+
+
+def _rank_number_here() -> int | None:
+    state = rank_here()
+    return state.rank if state is not None else None
 
 
 def _rank_body(
@@ -165,6 +178,7 @@ def _rank_body(
             default_groups.install(state)
             with RankMode(state, cuda_on_cpu=not torch.cuda.is_available()):
                 target.entry_point(module)(state.rank, state.world.size, **target.localize(inputs, module))
+                end_of_process(state.world.execution)
             state.exiting = True
             # The process ends only when its GPU work has: a stream that hangs keeps it.
             wait_for(state, state.streams.pending(), "its NCCL streams to finish before the process exits")
