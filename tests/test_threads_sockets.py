@@ -57,6 +57,7 @@ def test_threads_that_both_wait_to_receive_are_a_deadlock_naming_each_socket() -
     [
         ("serve_outsiders", "socket.accept() on ('127.0.0.1', 32768) is not under control yet: once no thread"),
         ("real_host", "socket.connect to '192.0.2.1' is not under control yet (called at "),
+        ("selected", "socket.fileno of a modelled socket is not under control yet (called at "),
     ],
 )
 def test_waiting_for_outside_clients_or_a_real_host_is_exit_2(function: str, message: str, tmp_path: Path) -> None:

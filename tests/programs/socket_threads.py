@@ -148,3 +148,10 @@ def unix_path():
             socket.socket(socket.AF_UNIX).connect(path)
         except FileNotFoundError as error:
             print("gone", error.errno)
+
+
+def selected():
+    import selectors
+
+    with socket.create_server(("127.0.0.1", 0)) as server, selectors.DefaultSelector() as selector:
+        selector.register(server, selectors.EVENT_READ)

@@ -40,6 +40,12 @@ MODELLED = (
 )
 
 
+_DESCRIPTOR = (
+    "a socket between the program's own threads has no operating-system descriptor, which is what select, "
+    "selectors and socketserver's serve_forever wait on; use blocking calls, or timeouts, on the socket itself"
+)
+
+
 class _Model:
     """The state of one modelled socket."""
 
@@ -343,7 +349,7 @@ def _refusing(name: str) -> Any:
     def method(self: ControlledSocket, *args: Any, **kwargs: Any) -> Any:
         if self._model is None:
             return original(self, *args, **kwargs)
-        refuse(f"socket.{name} of a modelled socket", MODELLED)
+        refuse(f"socket.{name} of a modelled socket", _DESCRIPTOR if name in ("fileno", "detach", "dup") else MODELLED)
 
     method.__name__ = name
     return method
