@@ -221,6 +221,8 @@ class ThreadAgent(Agent):
                 sys.settrace(trace_hook(None))
             if self.on_start is not None:
                 self.on_start()
+            if self.execution.on_resume is not None:
+                self.execution.on_resume(self)
             self.body()
         except ExecutionAborted:
             pass

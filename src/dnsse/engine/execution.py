@@ -93,6 +93,10 @@ class Execution:
         # Given a framework's per-thread trace function (or None), the one to
         # install in an agent's thread: how branch coverage rides along.
         self.trace_hook: Callable[[Callable | None], Callable] | None = None
+        # Called in a thread agent's own thread each time it runs again (its first step
+        # included): how a framework gives each of its simulated processes its own copy of
+        # process-wide state that agents of several processes would share here (torch's RNG).
+        self.on_resume: Callable[[ThreadAgent], None] | None = None
         # What each framework keeps for this execution, by framework name: dropped with the execution
         # (a weak-keyed table would keep it forever, since that state refers back to the execution).
         self.framework_state: dict[str, object] = {}
@@ -169,6 +173,8 @@ class Execution:
                 agent.park()
             if self.aborted:
                 raise ExecutionAborted()
+            if self.on_resume is not None:
+                self.on_resume(agent)
         finally:
             if trace is not None:
                 settrace(trace)
@@ -273,6 +279,8 @@ class Execution:
             agent.park()
         if self.aborted:
             raise ExecutionAborted()
+        if self.on_resume is not None:
+            self.on_resume(agent)
 
     def _hand_to(self, chosen: ThreadAgent) -> None:
         if self._host is not None:

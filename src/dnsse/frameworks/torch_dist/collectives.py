@@ -27,6 +27,8 @@ from typing import TYPE_CHECKING, Callable
 
 import torch
 
+from torch.distributed.constants import default_pg_nccl_timeout, default_pg_timeout
+
 from dnsse.engine.agent import FINISHED, Agent, Signal, StepAgent, Wait
 from dnsse.engine.bugs import Bug, BugKind
 from dnsse.engine.execution import ExecutionAborted
@@ -48,6 +50,9 @@ from dnsse.frameworks.torch_dist.world import RankState, call_site
 if TYPE_CHECKING:
     from dnsse.frameworks.torch_dist.groups import Group
     from dnsse.frameworks.torch_dist.ops import CollectiveCall
+
+# What torch passes for a monitored_barrier() the program gave no timeout (see Collectives.monitored_barrier).
+_DEFAULT_TIMEOUTS = tuple(t for t in (default_pg_timeout, default_pg_nccl_timeout) if isinstance(t, timedelta))
 
 
 @dataclass(eq=False, slots=True)
@@ -245,7 +250,7 @@ class Collectives:
         index = group.index_of(state.rank)
         assert index is not None, "torch hands a group's operations only to its members"
         # NCCL returns once the collective is enqueued (monitored_barrier is gloo's alone).
-        async_op = async_op or (timeout is None and uses_nccl(state, group))
+        async_op = async_op or (not isinstance(call, MonitoredBarrier) and uses_nccl(state, group))
         execution = state.world.execution
         agent = state.agent
         key = (group.name, state.rank)
@@ -308,8 +313,20 @@ class Collectives:
         return synchronous_work(state, part)
 
     def monitored_barrier(self, state: RankState, group: Group, timeout: timedelta | None, wait_all: bool) -> None:
-        """gloo's monitored barrier: when it times out, the group's first rank names who is missing."""
-        seconds = (timeout or timedelta(minutes=30)).total_seconds()
+        """gloo's monitored barrier: when it times out, the group's first rank names who is missing.
+
+        torch passes the default process-group timeout (30 minutes) when the
+        program names none. Such a barrier is a plain barrier here: that a
+        rank merely takes half an hour to come is no schedule of the
+        program's, and exploring it would call every correct program that
+        uses ``monitored_barrier()`` buggy. A rank that never comes is still
+        found (the others wait for good: a collective mismatch or deadlock).
+        A timeout the program chose may expire whenever a rank is missing.
+        """
+        if timeout is None or timeout in _DEFAULT_TIMEOUTS:
+            self.issue(state, group, MonitoredBarrier(), False)
+            return
+        seconds = timeout.total_seconds()
 
         def report(instance: Instance) -> str:
             missing = [str(group.ranks[i]) for i, part in enumerate(instance.parts) if part is None]
