@@ -1,0 +1,36 @@
+"""Bug variants of the programs of test_real_programs_torch_more.py: each is found with the
+kind of bug it is, and its trace replays."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from dnsse.cli import main
+
+pytest.importorskip("torch", reason="torch is not installed for this Python (it is an optional dependency)")
+
+REAL = Path(__file__).parent / "real_programs"
+
+BUGGY = [
+    ("torch_pipelining.py:gpipe_microbatch_mismatch", 2, "exception", "must match the size"),
+    ("torch_ddp_features.py:no_sync_on_one_rank", 2, "collective_mismatch", "rank 0 issued 4 collectives on WORLD and finished"),
+    ("torch_ddp_features.py:zero_consolidate_on_rank0_only", 2, "collective_mismatch", "but rank 0 waits in #9 broadcast"),
+    ("torch_dtensor_tp.py:tp_log_on_rank0", 2, "collective_mismatch", "all_gather_into_tensor"),
+    ("torch_dcp.py:load_before_others_saved", 2, "exception", "FileNotFoundError"),
+    ("torch_collectives_megatron.py:tagged_blocking_reversed", 2, "deadlock", "every live agent is blocked"),
+    ("torch_collectives_megatron.py:monitored_missing", 3, "collective_mismatch", "waits in #1 monitored_barrier"),
+    ("torch_collectives_megatron.py:ring_read_before_wait", 2, "exception", "irecv buffer read before Work.wait()"),
+]
+
+
+@pytest.mark.parametrize(("target", "world_size", "kind", "says"), BUGGY)
+def test_the_bug_variant_is_found_and_replays(target: str, world_size: int, kind: str, says: str, tmp_path: Path, capsys) -> None:
+    status = main(["check", f"{REAL}/{target}", "--world-size", str(world_size), "--budget", "30",
+                   "--no-minimize", "--out", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert status == 1, out
+    assert f"{kind} " in out and says in out, out
+    assert main(["replay", str(tmp_path / "bug-1.json")]) == 1
+    assert "reproduced" in capsys.readouterr().out
