@@ -39,6 +39,7 @@ CORRECT = [
     ("torch_dcp.py:save_load", 2),
     ("torch_dcp.py:save_load_fs", 2),
     ("torch_dtensor_tp.py:tensor_parallel", 2),
+    ("torch_dtensor_tp.py:loss_parallel_tp", 2),
     ("torch_dtensor_tp.py:mesh_2d", 4),
     ("torch_collectives_megatron.py:functional", 2),
     ("torch_collectives_megatron.py:all_to_all_splits", 4),

@@ -4,6 +4,10 @@ Correct: a 2D ("dp", "tp") mesh on 4 ranks with ``distribute_tensor``,
 ``redistribute`` and ``full_tensor``; ``parallelize_module`` with
 ``ColwiseParallel``/``RowwiseParallel`` on a small MLP, trained two steps.
 
+``loss_parallel_tp``: a column-parallel head whose cross-entropy runs under
+``loss_parallel()``, which changes DTensor's process-wide op table on entry
+and exit (each rank's process has its own).
+
 Bug variant: ``tp_log_on_rank0``, logging the full weight on rank 0 only
 (``full_tensor()`` is an all-gather the other ranks never join).
 """
@@ -15,7 +19,7 @@ import torch.distributed as dist
 import torch.nn as nn
 from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.tensor import Replicate, Shard, distribute_tensor
-from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel, parallelize_module
+from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel, loss_parallel, parallelize_module
 
 
 def save(name, rank, **values):
@@ -64,6 +68,19 @@ def tensor_parallel(rank, world_size):
         opt.step()
         opt.zero_grad()
     save("tp", rank, w1=model.w1.weight.full_tensor(), w2=model.w2.weight.full_tensor(), loss=loss.detach())
+
+
+def loss_parallel_tp(rank, world_size):
+    dist.init_process_group("gloo")
+    mesh = init_device_mesh("cpu", (world_size,))
+    torch.manual_seed(0)
+    head = parallelize_module(nn.Linear(8, 6), mesh, ColwiseParallel(use_local_output=False))
+    x = torch.randn(4, 8)
+    y = torch.randint(0, 6, (4,))
+    with loss_parallel():
+        loss = nn.functional.cross_entropy(head(x), y)
+        loss.backward()
+    save("loss_parallel", rank, loss=loss.full_tensor().detach(), grad=head.weight.grad.full_tensor())
 
 
 def tp_log_on_rank0(rank, world_size):

@@ -43,7 +43,7 @@ from dnsse.frameworks.torch_dist.p2p import Mailboxes
 from dnsse.frameworks.torch_dist.patching import installed
 from dnsse.frameworks.torch_dist.process_groups import DefaultGroups
 from dnsse.frameworks.torch_dist.rank_mode import RankMode
-from dnsse.frameworks.torch_dist.rank_rng import give_each_rank_its_generator
+from dnsse.frameworks.torch_dist.rank_globals import keep_torch_globals_per_rank
 from dnsse.frameworks.torch_dist.stream_hangs import explain_stream_hang
 from dnsse.frameworks.torch_dist.streams import wait_for
 from dnsse.frameworks.torch_dist.uncontrolled import REFUSED
@@ -99,7 +99,7 @@ class TorchFramework:
         self._fold_semantics()
         self._semantics = self._semantics or "gloo"
         self._world = world
-        give_each_rank_its_generator(execution)
+        keep_torch_globals_per_rank(execution)
         execution.deadlock_explainers.append(lambda blocked: explain_stream_hang(world, blocked))
         execution.deadlock_explainers.append(lambda blocked: world.collectives.explain_deadlock(world.ranks, blocked))
         # Each rank is a process of its own: it ends with its own exit callbacks and executors.
