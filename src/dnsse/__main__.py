@@ -1,4 +1,4 @@
-"""``python -m dnsse`` is the ``dnsse`` command, for an environment whose scripts are not on PATH."""
+"""``python -m dnsse check FILE.py:FUNC``: the same command line as the ``dnsse`` script."""
 
 from dnsse.cli import run
 

@@ -55,7 +55,7 @@ from dnsse.frameworks.ray.placement_groups import BundlePlacement, placement_of
 from dnsse.frameworks.ray.processes import WorkerProcess
 from dnsse.frameworks.ray.resources import demand_of
 from dnsse.frameworks.ray.results import task_error
-from dnsse.frameworks.ray.runtime import RayRuntime, Worker
+from dnsse.frameworks.ray.runtime import RayRuntime, Worker, WorkerCrash
 from dnsse.frameworks.ray.serialization import copy_value
 from dnsse.frameworks.ray.shipping import Shipment
 
@@ -206,6 +206,8 @@ class Actor:
                 raise failed
             args, kwargs = resolve(copy_value(self.args), copy_value(self.kwargs), self.dependencies)
             instance = self.process.load(self.shipment, self.runtime.workers.program)(*args, **kwargs)
+        except WorkerCrash:
+            return  # its process exited in the constructor: restarted, or dead (see .worker_exit)
         except Exception as error:  # noqa: BLE001 - a failed constructor kills the actor, as in Ray
             cause = task_error(f"{self.cls.__qualname__}.__init__", error, execution.source_files, self.process.label)
             self.die(f"the actor died because of an error raised in its creation task: {cause.summary()}")
@@ -280,6 +282,10 @@ class Actor:
     def crash(self) -> None:
         """The actor's process died at a scheduling point inside a call."""
         self._lose_process("its worker crashed (an injected fault: the actor declares max_restarts)", True)
+
+    def process_exited(self, why: str) -> None:
+        """Its process ended (``os._exit`` or ``sys.exit`` in it): a restart while ``max_restarts`` allows."""
+        self._lose_process(why, True)
 
     def kill(self, no_restart: bool) -> None:
         self._lose_process("it was killed by ray.kill", not no_restart)

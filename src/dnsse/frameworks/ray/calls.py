@@ -15,7 +15,7 @@ from dnsse.engine.agent import ThreadAgent, Wait
 from dnsse.engine.operation import Access, Operation
 from dnsse.frameworks.ray.actor_state import DEAD, EXITED, TERMINATE, ActorExit, Call, crash_of, terminate
 from dnsse.frameworks.ray.coroutines import run_async_call
-from dnsse.frameworks.ray.errors import TaskCancelledError
+from dnsse.frameworks.ray.errors import ActorDiedError, TaskCancelledError
 from dnsse.frameworks.ray.refs import failed_dependency, resolve
 from dnsse.frameworks.ray.results import store_error, store_value, task_error
 from dnsse.frameworks.ray.runtime import RayRuntime, Worker, WorkerCrash
@@ -104,6 +104,12 @@ def _attempt(runtime: RayRuntime, agent: ThreadAgent, call: Call) -> object:
         # Ray ends the actor's process: this call and every later one fail with ActorDiedError.
         actor.die(f"the actor is dead because {EXITED}")
         return _LOST
+    except SystemExit as exit:
+        # sys.exit in a method ends the actor's process: the call fails, not retried; the actor restarts if it may.
+        actor.process_exited(f"its worker process exited (sys.exit({exit.code!r}))")
+        store_error(call.refs, ActorDiedError(f"{call.label} failed: the actor {actor.label} exited while running it "
+                                              f"(sys.exit({exit.code!r}))"))
+        return None
     except asyncio.CancelledError:
         store_error(call.refs, TaskCancelledError(f"{call.label} was cancelled while it ran"))
         return None

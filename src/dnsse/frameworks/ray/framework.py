@@ -40,6 +40,7 @@ from dnsse.frameworks.ray.deadlock import explain_deadlock
 from dnsse.frameworks.ray.errors import RayTaskError
 from dnsse.frameworks.ray.modules import controlled_ray
 from dnsse.frameworks.ray.runtime import RayRuntime, Worker, install_runtime
+from dnsse.frameworks.ray.worker_exit import worker_exits
 from dnsse.frameworks.threads.runtime import runtime_for
 from dnsse.frameworks.threads.shared_state import plan_for
 
@@ -55,7 +56,7 @@ class RayFramework:
     @contextlib.contextmanager
     def activate(self) -> Iterator[None]:
         # Each execution leaves hundreds of objects in cycles: see dnsse.engine.collector.
-        with controlled_ray(), fewer_collections():
+        with controlled_ray(), worker_exits(), fewer_collections():
             yield
 
     def inputs(self, target: LoadedTarget) -> list[InputParameter]:

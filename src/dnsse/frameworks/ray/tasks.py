@@ -280,8 +280,9 @@ class _TaskRun:
                 value = produce_all(runtime, agent, self.label, value, lambda error: task_error(
                     self.remote.__qualname__, error, execution.source_files, process.label))
             runtime.checkpoint(agent)
-        except (WorkerCrash, KeyboardInterrupt) as error:
-            died = isinstance(error, WorkerCrash)
+        except (WorkerCrash, KeyboardInterrupt, SystemExit) as error:
+            # sys.exit in a task ends its worker process, as a crash does (Ray retries it).
+            died = not isinstance(error, KeyboardInterrupt)
             if self.interrupted:
                 store_error(self.refs, TaskCancelledError(f"{self.label} was cancelled while it ran"))
                 return False
