@@ -92,10 +92,15 @@ def test_under_real_ray_the_correct_versions_pass_and_the_deterministic_bugs_fai
     pytest.importorskip("ray", reason="real Ray is not installed (pip install ray)")
     targets = [*CORRECT, "ray_numpy_readonly.py:run_in_place", "ray_numpy_readonly.py:run_task_in_place"]
     environment = {**os.environ, "RAY_ENABLE_UV_RUN_RUNTIME_ENV": "0"}
-    done = subprocess.run(
-        [sys.executable, "-c", _UNDER_REAL_RAY, str(REAL), str(REAL / "ray_split")], input=json.dumps(targets),
-        capture_output=True, text=True, timeout=300, env=environment,
-    )
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", _UNDER_REAL_RAY, str(REAL), str(REAL / "ray_split")], input=json.dumps(targets),
+            capture_output=True, text=True, timeout=240, env=environment,
+        )
+    except subprocess.TimeoutExpired as expired:
+        stderr = expired.stderr.decode() if isinstance(expired.stderr, bytes) else expired.stderr or ""
+        running = [line for line in stderr.splitlines() if line.startswith("RUNNING ")]
+        pytest.fail(f"real Ray did not finish {running[-1:] or 'starting'} within 240 s")
     # Ray's own logs may follow on stdout.
     line = next((line for line in done.stdout.splitlines() if line.startswith("OUTCOMES ")), None)
     assert line is not None, done.stdout + done.stderr
