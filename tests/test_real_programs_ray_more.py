@@ -64,6 +64,21 @@ def test_the_bug_variant_is_found_and_replays(target: str, message: str, tmp_pat
     assert "reproduced" in capsys.readouterr().out
 
 
+@pytest.mark.parametrize(("target", "message"), [
+    ("ray_limit_pending.py:run_first_finished", "the second task finished first"),
+    ("ray_generators.py:run_first_ready", "second generator was ready first"),
+    ("ray_cancel_sleeping.py:run_quick_task", "finished before ray.cancel"),
+])
+def test_dfs_finds_the_order_a_ray_wait_or_cancel_depends_on_and_verifies_nothing(
+    target: str, message: str, tmp_path: Path, capsys
+) -> None:
+    """The job ends while the other task still waits to start: that task's results must count as its last step."""
+    status = main(["check", f"{REAL}/{target}", "--strategy", "dfs", "--budget", "100", "--out", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert status == 1, out
+    assert message in out and "verified" not in out
+
+
 _UNDER_REAL_RAY = """
 import importlib, json, sys
 sys.path[:0] = sys.argv[1:]

@@ -151,6 +151,7 @@ class ActorMethod:
         start_call(runtime, call)
         # ray.cancel(recursive=True) of the submitter's own task or call reaches this call too.
         submitter.children.append(lambda force: call.cancel(False, recursive=True))
+        submitter.related.append(call.worker)
         runtime.execution.emit(agent, "actor.call.submit", {
             "actor": actor.label, "method": self._name, "ref": refs[0].number if refs else None,
         })

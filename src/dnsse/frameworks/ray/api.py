@@ -29,7 +29,7 @@ from dnsse.frameworks.ray import util
 from dnsse.frameworks.ray.actors import METHOD_OPTIONS_ATTRIBUTE, ActorClass, ActorHandle
 from dnsse.frameworks.ray.errors import GetTimeoutError
 from dnsse.frameworks.ray.refs import ObjectRef, all_ready, describe_pending
-from dnsse.frameworks.ray.runtime import RayRuntime, controlled, current_runtime
+from dnsse.frameworks.ray.runtime import RayRuntime, Worker, controlled, current_runtime
 from dnsse.frameworks.ray.runtime_context import CANCELLATION, get_runtime_context
 from dnsse.frameworks.ray.serialization import copy_value
 from dnsse.frameworks.ray.streaming import ObjectRefGenerator
@@ -214,6 +214,10 @@ def cancel(object_ref: ObjectRef, *, force: bool = False, recursive: bool = True
         raise TypeError(f"ray.cancel() only supported for object refs. For actors, try ray.kill(). Got: {object_ref!r}.")
     agent, runtime = controlled("ray.cancel")
     touched = ((object_ref.object_name, Access.SYNC), (CANCELLATION, Access.WRITE))
+    # The work that fills the ref (a task run or an actor call) and what it submitted: where the cancel lands matters.
+    target = getattr(getattr(object_ref.canceller, "__self__", None), "worker", None)
+    if isinstance(target, Worker):
+        touched += target.affected_agents()
     runtime.execution.yield_point(agent, Operation("ray.cancel", touched, object_ref.label()))
     if object_ref.canceller is not None:
         object_ref.canceller(force, recursive)
@@ -238,7 +242,12 @@ def kill(actor: ActorHandle, *, no_restart: bool = True) -> None:
         raise ValueError(f"ray.kill() only supported for actors. For tasks, try ray.cancel(). Got: {actor!r}.")
     agent, runtime = controlled("ray.kill")
     state = actor._actor
-    runtime.execution.yield_point(agent, Operation("ray.kill", ((state.object_name, Access.SYNC),), state.label))
+    touched: tuple[tuple[str, Access], ...] = ((state.object_name, Access.SYNC),)
+    for call in state.running:
+        # A running call is cut at its next Ray call: where the kill lands among its steps matters.
+        if call.worker is not None:
+            touched += call.worker.affected_agents()
+    runtime.execution.yield_point(agent, Operation("ray.kill", touched, state.label))
     state.kill(no_restart)
     runtime.execution.emit(agent, "actor.kill", {"actor": state.label})
 

@@ -30,7 +30,8 @@ def start_call(runtime: RayRuntime, call: Call) -> ThreadAgent:
     """Create the agent of ``call``; it waits until its actor lets it start."""
     actor = call.actor
     agent = ThreadAgent(runtime.execution, call.label, lambda: _run(runtime, agent, call), daemon=True)
-    call.worker = Worker(caller=actor.label, label=call.label, actor=actor, call=call, crash=crash_of(actor))
+    call.worker = Worker(caller=actor.label, label=call.label, actor=actor, call=call, crash=crash_of(actor),
+                         agent_id=agent.id)
     agent.handle = call.worker
     for ref in call.refs:
         ref.canceller = call.cancel
@@ -44,6 +45,8 @@ def _start_operation(call: Call) -> Operation:
     touched: tuple[tuple[str, Access], ...] = ((call.actor.object_name, Access.SYNC),)
     if call.dependencies:
         touched += tuple([(ref.object_name, Access.READ) for ref in call.dependencies])
+    # Its results too: a call not yet started is what may fill them first (see tasks, task.start).
+    touched += tuple([(ref.object_name, Access.WRITE) for ref in call.refs])
     return Operation("actor.call", touched, call.label)
 
 

@@ -74,5 +74,7 @@ def _adopt(runtime: RayRuntime, actor: Actor, task_agent: ThreadAgent) -> None:
     # What the task submits is the call's child too: a recursive cancel of the call reaches it.
     children = parent.children if call is not None and parent is not None else []
     task_agent.handle = Worker(caller=actor.label, label=task_agent.name, actor=actor, call=call,
-                               crash=crash_of(actor), children=children)
+                               crash=crash_of(actor), children=children, agent_id=task_agent.id)
+    if call is not None and call.worker is not None:
+        call.worker.related.append(task_agent.handle)  # a cancel of the call lands in its coroutines
 

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from dnsse.engine.agent import ThreadAgent
 from dnsse.engine.choices import ChoiceKind
 from dnsse.engine.execution import Execution, current_agent
+from dnsse.engine.operation import Access
 from dnsse.frameworks.ray.processes import WorkerPool
 from dnsse.frameworks.ray.resources import Cluster
 from dnsse.frameworks.ray.shipping import Shipment, shipment_of
@@ -64,6 +65,29 @@ class Worker:
     # (an actor's workers ask their actor instead).
     placement_group: Any = None
     capture_child_tasks: bool = False
+    # The agent that runs it (-1: the driver), and the workers whose steps a ray.cancel or
+    # ray.kill of it can change: what it submitted, the coroutines of its call (see affected_agents).
+    agent_id: int = -1
+    related: list[Worker] = field(default_factory=list, compare=False, repr=False)
+
+    def affected_agents(self) -> tuple[tuple[str, Access], ...]:
+        """``agent#N`` of this worker and of those related to it, transitively: what a cancel or kill observes.
+
+        Every step of agent N writes ``agent#N`` (dnsse.search.dependency), so an
+        operation that names them is dependent with each step of theirs: a
+        search then orders the cancel before and after each of them, as where
+        it lands changes what happens.
+        """
+        seen: set[int] = set()
+        pending = [self]
+        while pending:
+            worker = pending.pop()
+            if worker.agent_id in seen:
+                continue
+            seen.add(worker.agent_id)
+            pending.extend(worker.related)
+        seen.discard(-1)
+        return tuple((f"agent#{agent}", Access.READ) for agent in sorted(seen))
 
     def placement(self) -> tuple[Any, bool]:
         """The placement group this worker runs in (None: none), and whether its children are captured."""

@@ -81,6 +81,7 @@ class RemoteFunction:
         parent = runtime.worker_of(agent)
         run = _TaskRun(runtime, self, shipment, label, args, kwargs, refs, parent, streaming)
         parent.children.append(run.cancel)
+        parent.related.append(run.worker)
         runtime.execution.emit(agent, "task.submit", {"task": self.__name__, "ref": refs[0].number if refs else None})
         if streaming:
             return run.stream
@@ -169,7 +170,8 @@ class _TaskRun:
             self.pool = runtime.cluster  # what placement_of answers for options and a parent that name no group
         execution = runtime.execution
         agent = ThreadAgent(execution, label, self._body, daemon=True)
-        self.worker = Worker(caller=label, label=label, crash=_no_crash if self.retries_left != 0 else None)
+        self.worker = Worker(caller=label, label=label, crash=_no_crash if self.retries_left != 0 else None,
+                             agent_id=agent.id)
         if isinstance(self.pool, BundlePlacement):
             self.worker.placement_group = self.pool.group
             self.worker.capture_child_tasks = self.pool.capture_child_tasks
@@ -178,9 +180,12 @@ class _TaskRun:
         for ref in refs:
             ref.canceller = self.cancel_from_program
         dependencies = self.dependencies = top_level_refs(args, kwargs)
+        # Its results too: a task not yet started is what may fill them first. A search that stops the
+        # job while the task still waits to start sees this as its last step, dependent with a
+        # ray.wait or ray.get of them, so it tries the task going first (see dnsse.search.races).
+        results = tuple([(ref.object_name, Access.WRITE) for ref in refs])
         agent.pending = Operation(
-            "task.start", tuple([(ref.object_name, Access.READ) for ref in dependencies]) if dependencies else (),
-            label,
+            "task.start", tuple([(ref.object_name, Access.READ) for ref in dependencies]) + results, label,
         )
         agent.waiting = Wait(self._may_start, self._why_waiting)
         self.agent = agent
