@@ -143,3 +143,27 @@ def test_python_dash_m_dnsse_runs_the_command_line(tmp_path: Path) -> None:
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 2, done.stderr
     assert "missing.json" in done.stderr
+
+
+_DAG = """
+import ray
+
+
+@ray.remote
+def f():
+    return 1
+
+
+def main():
+    ray.init()
+    return ray.get(f.bind().execute())
+"""
+
+
+def test_ray_dag_api_is_refused_naming_it_not_reported_as_a_bug(tmp_path: Path, capsys) -> None:
+    program = tmp_path / "dag.py"
+    program.write_text(_DAG)
+    status = main(["check", f"{program}:main", "--budget", "5", "--out", str(tmp_path / "out")])
+    captured = capsys.readouterr()
+    assert status == 2, captured.out
+    assert "f.bind (Ray's DAG API, ray.dag) is not under control" in captured.err

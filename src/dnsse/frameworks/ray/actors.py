@@ -18,6 +18,7 @@ from dnsse.frameworks.ray.refs import ObjectRef
 from dnsse.frameworks.ray.runtime import controlled
 from dnsse.frameworks.ray.serialization import copy_value, passed_by_name
 from dnsse.frameworks.ray.streaming import DYNAMIC, ObjectRefGenerator, is_streaming
+from dnsse.frameworks.ray.unmodelled import refuse_dag
 
 METHOD_OPTIONS_ATTRIBUTE = "__dnsse_ray_method_options__"
 
@@ -64,6 +65,9 @@ class ActorClass:
             actor.name = key
             runtime.named[key] = actor
         return ActorHandle(actor)
+
+    def bind(self, *args: Any, **kwargs: Any) -> Any:
+        refuse_dag(self.__name__)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         raise TypeError(
@@ -174,6 +178,9 @@ class ActorMethod:
             )
         self._shape = _CallShape(streaming, count, retries, group)
         return self._shape
+
+    def bind(self, *args: Any, **kwargs: Any) -> Any:
+        refuse_dag(f"{self._actor.label}.{self._name}")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         raise TypeError(

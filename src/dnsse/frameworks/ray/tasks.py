@@ -33,6 +33,7 @@ from dnsse.frameworks.ray.runtime import RayRuntime, Worker, WorkerCrash, contro
 from dnsse.frameworks.ray.serialization import copy_value, passed_by_name
 from dnsse.frameworks.ray.shipping import Shipment
 from dnsse.frameworks.ray.streaming import DYNAMIC, ObjectRefGenerator, is_streaming, produce, produce_all
+from dnsse.frameworks.ray.unmodelled import refuse_dag
 
 
 # Shipped as a name, as Ray pickles a remote function's handle.
@@ -102,6 +103,9 @@ class RemoteFunction:
         placed = any(name in options for name in _PLACEMENT_OPTIONS)
         per_task = self._per_task = _PerTask(retries, options.get("retry_exceptions", False), demand, placed)
         return per_task
+
+    def bind(self, *args: Any, **kwargs: Any) -> Any:
+        refuse_dag(self.__name__)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         raise TypeError(

@@ -45,3 +45,8 @@ class _Refusing(importlib.abc.Loader):
         if current_agent() is None and not called_by_program():
             raise ModuleNotFoundError(f"No module named {module.__name__!r} under dnsse's controlled Ray")
         refuse(module.__name__, ADVICE)
+
+
+def refuse_dag(what: str) -> None:
+    """``f.bind(...)``, ``Cls.bind(...)``, ``actor.method.bind(...)``: Ray's DAG API (``ray.dag``), not modelled."""
+    refuse(f"{what}.bind (Ray's DAG API, ray.dag)", ADVICE)
