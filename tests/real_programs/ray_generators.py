@@ -1,8 +1,10 @@
-"""Generators as Ray's documentation shows them: streaming (the default) and ``num_returns="dynamic"``.
+"""Generators as Ray's documentation shows them: streaming (the default), a fixed ``num_returns``, ``"dynamic"``.
 
 ``run`` reads a streaming generator, waits on one with ``ray.wait``, reads
 an actor's generator and a dynamic one, whose error (after one value)
-stays in its last ref. ``run_first_ready`` waits on two generators and
+stays in its last ref, and generators with ``num_returns=3`` (the pattern
+"using generators to reduce heap memory usage": one ref per yielded value)
+and ``num_returns=1`` (one ref, not a list). ``run_first_ready`` waits on two generators and
 assumes the first one is ready first: either may be.
 """
 
@@ -27,6 +29,17 @@ def dynamic_failing():
     raise KeyError("no more")
 
 
+@ray.remote(num_returns=3)
+def large_values(num_returns):
+    for i in range(num_returns):
+        yield [i] * 2
+
+
+@ray.remote(num_returns=1)
+def single():
+    yield "only"
+
+
 @ray.remote
 class Source:
     def values(self, n):
@@ -48,8 +61,11 @@ def run() -> list:
         failed = False
     except KeyError:
         failed = True
-    outcome = [streamed, first, from_actor, dynamic_values, ray.get(refs[0]), len(refs), failed]
-    assert outcome == [[0, 1, 2], 0, [100, 101], [0, 10, 20], 1, 2, True], outcome
+    fixed = ray.get(list(large_values.remote(3)))
+    outcome = [streamed, first, from_actor, dynamic_values, ray.get(refs[0]), len(refs), failed, fixed,
+               ray.get(single.remote())]
+    expected = [[0, 1, 2], 0, [100, 101], [0, 10, 20], 1, 2, True, [[0, 0], [1, 1], [2, 2]], "only"]
+    assert outcome == expected, outcome
     return outcome
 
 

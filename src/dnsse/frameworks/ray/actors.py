@@ -161,8 +161,8 @@ class ActorMethod:
         })
         if call.stream is not None:
             return call.stream
-        if self._options.get("num_returns") in (None, DYNAMIC):
-            return refs[0]
+        if count == 1:
+            return refs[0]  # num_returns unset, 1 or "dynamic": one ref, as Ray returns it
         return refs if refs else None
 
     def _shape_of_calls(self) -> _CallShape:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import inspect
 from typing import Any
 
 from dnsse.engine.agent import ThreadAgent, Wait
@@ -20,7 +21,7 @@ from dnsse.frameworks.ray.refs import failed_dependency, resolve
 from dnsse.frameworks.ray.results import store_error, store_value, task_error
 from dnsse.frameworks.ray.runtime import RayRuntime, Worker, WorkerCrash
 from dnsse.frameworks.ray.serialization import copy_value
-from dnsse.frameworks.ray.streaming import produce, produce_all
+from dnsse.frameworks.ray.streaming import produce, produce_all, yielded_returns
 from dnsse.frameworks.threads.shared_state import traced
 
 _LOST = object()
@@ -153,4 +154,6 @@ def _call_method(runtime: RayRuntime, agent: ThreadAgent, call: Call, method: An
         value = produce_all(runtime, agent, call.label, value, lambda error: task_error(
             f"{actor.cls.__qualname__}.{call.method}", error, runtime.execution.source_files,
             actor.process.label if actor.process is not None else ""))
+    elif inspect.isgenerator(value):
+        value = yielded_returns(runtime, agent, value, len(call.refs))
     return value

@@ -8,7 +8,8 @@ ref. When the generator raises, the next ref the consumer gets holds the
 error (``ray.get`` raises it) and the iteration ends; ``completed()`` is a
 ref that is ready when the generator has finished.
 
-``num_returns="dynamic"`` (deprecated in Ray, still served by 2.60) runs
+A generator function with an int ``num_returns`` returns what it yields,
+one value per ref. ``num_returns="dynamic"`` (deprecated in Ray, still served by 2.60) runs
 the generator to its end; the call's one ref then holds a
 :class:`DynamicObjectRefGenerator` of one ref per yielded value.
 """
@@ -176,3 +177,18 @@ def produce_all(runtime: RayRuntime, agent: ThreadAgent, source: str, generator:
     finally:
         generator.close()
     return DynamicObjectRefGenerator(refs)
+
+
+def yielded_returns(runtime: RayRuntime, agent: ThreadAgent, generator: Generator, count: int) -> Any:
+    """A generator with a fixed ``num_returns``: its yielded values are its returns (Ray's pattern
+    "using generators to reduce heap memory usage"); another count than declared fails the task, as in Ray."""
+    values = []
+    try:
+        for item in generator:
+            runtime.checkpoint(agent)
+            values.append(item)
+    finally:
+        generator.close()
+    if len(values) != count:
+        raise ValueError(f"Task returned {len(values)} objects, but num_returns={count}.")
+    return values[0] if count == 1 else tuple(values)

@@ -12,6 +12,8 @@ application errors too.
 
 from __future__ import annotations
 
+import inspect
+
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -32,7 +34,7 @@ from dnsse.frameworks.ray.resources import demand_of
 from dnsse.frameworks.ray.runtime import RayRuntime, Worker, WorkerCrash, controlled
 from dnsse.frameworks.ray.serialization import copy_value, passed_by_name
 from dnsse.frameworks.ray.shipping import Shipment
-from dnsse.frameworks.ray.streaming import DYNAMIC, ObjectRefGenerator, is_streaming, produce, produce_all
+from dnsse.frameworks.ray.streaming import DYNAMIC, ObjectRefGenerator, is_streaming, produce, produce_all, yielded_returns
 from dnsse.frameworks.ray.unmodelled import refuse_dag
 
 
@@ -86,8 +88,8 @@ class RemoteFunction:
         runtime.execution.emit(agent, "task.submit", {"task": self.__name__, "ref": refs[0].number if refs else None})
         if streaming:
             return run.stream
-        if self._options.get("num_returns") in (None, DYNAMIC):
-            return refs[0]
+        if count == 1:
+            return refs[0]  # num_returns unset, 1 or "dynamic": one ref, as Ray returns it
         return refs if refs else None
 
     def _returns_of_calls(self) -> tuple[bool, int]:
@@ -288,6 +290,8 @@ class _TaskRun:
             elif self.dynamic:
                 value = produce_all(runtime, agent, self.label, value, lambda error: task_error(
                     self.remote.__qualname__, error, execution.source_files, process.label))
+            elif inspect.isgenerator(value):
+                value = yielded_returns(runtime, agent, value, len(self.refs))
             runtime.checkpoint(agent)
         except (WorkerCrash, KeyboardInterrupt, SystemExit) as error:
             # sys.exit in a task ends its worker process, as a crash does (Ray retries it).
