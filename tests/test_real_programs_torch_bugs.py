@@ -1,5 +1,5 @@
 """Bug variants of the programs of test_real_programs_torch_more.py: each is found with the
-kind of bug it is, and its trace replays."""
+kind of bug it is, and its trace replays; what dnsse cannot run is refused, not reported."""
 
 from __future__ import annotations
 
@@ -34,3 +34,12 @@ def test_the_bug_variant_is_found_and_replays(target: str, world_size: int, kind
     assert f"{kind} " in out and says in out, out
     assert main(["replay", str(tmp_path / "bug-1.json")]) == 1
     assert "reproduced" in capsys.readouterr().out
+
+
+def test_sync_batch_norm_of_a_cuda_program_is_refused_on_a_machine_without_cuda(tmp_path: Path, capsys) -> None:
+    # Its statistics kernels are CUDA's alone: on the CPU stand-in torch would raise, which is no bug of the program.
+    status = main(["check", f"{REAL}/torch_ddp_features.py:sync_batch_norm_cuda", "--budget", "5", "--out", str(tmp_path)])
+    captured = capsys.readouterr()
+    assert status == 2, captured.out
+    assert "torch.nn.SyncBatchNorm (training) of a CUDA program" in captured.err
+    assert "torch_ddp_features.py:" in captured.err and "Traceback" not in captured.err

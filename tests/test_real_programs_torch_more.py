@@ -26,6 +26,7 @@ REAL = Path(__file__).parent / "real_programs"
 CORRECT = [
     ("torch_pipelining.py:gpipe", 2),
     ("torch_pipelining.py:one_f_one_b", 2),
+    ("torch_pipelining.py:interleaved", 2),
     ("torch_ddp_features.py:no_sync_accumulation", 2),
     ("torch_ddp_features.py:unused_parameters", 2),
     ("torch_ddp_features.py:static_graph", 2),
@@ -42,6 +43,7 @@ CORRECT = [
     ("torch_dtensor_tp.py:loss_parallel_tp", 2),
     ("torch_dtensor_tp.py:mesh_2d", 4),
     ("torch_collectives_megatron.py:functional", 2),
+    ("torch_collectives_megatron.py:autograd_collectives", 2),
     ("torch_collectives_megatron.py:all_to_all_splits", 4),
     ("torch_collectives_megatron.py:objects", 4),
     ("torch_collectives_megatron.py:subgroups", 4),

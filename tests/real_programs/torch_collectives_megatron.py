@@ -1,7 +1,7 @@
 """Collectives and point-to-point calls in the shapes Megatron-LM and torchtitan use.
 
 Correct: functional collectives (``all_reduce``, ``all_gather_single``,
-``reduce_scatter_single``), ``all_to_all_single`` with split sizes, the
+``reduce_scatter_single``), autograd's collectives (``torch.distributed.nn``), ``all_to_all_single`` with split sizes, the
 ``*_object`` collectives with gather/scatter, ``new_subgroups`` with
 ``monitored_barrier()``, a ring of ``P2POp`` in one ``batch_isend_irecv`` (as
 Megatron's ``p2p_communication`` posts them), tagged sends and receives in
@@ -34,6 +34,18 @@ def functional(rank, world_size):
     gathered = funcol.all_gather_single(t, 0, dist.group.WORLD)
     scattered = funcol.reduce_scatter_single(torch.arange(2.0 * world_size) * (rank + 1), "sum", 0, dist.group.WORLD)
     save("funcol", rank, reduced=reduced.wait() if hasattr(reduced, "wait") else reduced, gathered=gathered + 0, scattered=scattered + 0)
+
+
+def autograd_collectives(rank, world_size):
+    """torch.distributed.nn's collectives, which backward goes through."""
+    import torch.distributed.nn.functional as dist_nn
+
+    dist.init_process_group("gloo")
+    x = torch.full((3,), float(rank + 1), requires_grad=True)
+    y = dist_nn.all_reduce(x * 2)
+    gathered = dist_nn.all_gather(x)
+    (y.sum() + sum(g.sum() * (i + 1) for i, g in enumerate(gathered))).backward()
+    save("dist_nn", rank, y=y.detach(), grad=x.grad)
 
 
 def all_to_all_splits(rank, world_size):

@@ -7,6 +7,9 @@ own all-reduce's future as PowerSGD's callbacks do), the ``Join`` context
 manager with uneven inputs (the "uneven inputs" tutorial), and
 ``ZeroRedundancyOptimizer`` (its tutorial), alone and joined.
 
+``sync_batch_norm_cuda``: SyncBatchNorm in a CUDA program, which dnsse cannot
+run on a machine without CUDA (refused, exit 2).
+
 Bug variants: ``no_sync()`` on one rank only (the other all-reduces alone),
 and ``consolidate_state_dict``, a collective, called on the saving rank only.
 """
@@ -207,3 +210,11 @@ def zero_consolidate_on_rank0_only(rank, world_size):
     if rank == 0:
         opt.consolidate_state_dict(to=0)
         torch.save(opt.state_dict(), "opt.pt")
+
+
+def sync_batch_norm_cuda(rank, world_size):
+    dist.init_process_group("nccl", rank=rank, world_size=world_size)
+    torch.cuda.set_device(rank)
+    model = nn.Sequential(nn.Linear(4, 4), nn.BatchNorm1d(4), nn.ReLU(), nn.Linear(4, 1))
+    model = DDP(nn.SyncBatchNorm.convert_sync_batchnorm(model).cuda(), device_ids=[rank])
+    model(torch.randn(5, 4).cuda()).sum().backward()

@@ -1,7 +1,8 @@
 """torch.distributed.pipelining's manual split, as its docs write it: each rank
 builds its stage's module, wraps it in a ``PipelineStage``, and runs
 ``ScheduleGPipe`` or ``Schedule1F1B``; the first stage feeds the input, the
-last gets the target and the losses.
+last gets the target and the losses. ``interleaved``: two stages per rank
+under ``ScheduleInterleaved1F1B``.
 
 Bug variant: ``gpipe_microbatch_mismatch``, the last stage built with half
 the first stage's microbatches.
@@ -12,7 +13,7 @@ import os
 import torch
 import torch.distributed as dist
 import torch.nn as nn
-from torch.distributed.pipelining import PipelineStage, Schedule1F1B, ScheduleGPipe
+from torch.distributed.pipelining import PipelineStage, Schedule1F1B, ScheduleGPipe, ScheduleInterleaved1F1B
 
 HIDDEN = 8
 BATCH = 8
@@ -66,6 +67,24 @@ def gpipe(rank, world_size):
 
 def one_f_one_b(rank, world_size):
     _run(rank, world_size, Schedule1F1B, "1f1b")
+
+
+def interleaved(rank, world_size):
+    dist.init_process_group("gloo", rank=rank, world_size=world_size)
+    torch.manual_seed(0)
+    n_stages = 2 * world_size
+    modules = [Stage() for _ in range(n_stages)]
+    mine = [rank, rank + world_size]
+    stages = [PipelineStage(modules[i], i, n_stages, torch.device("cpu")) for i in mine]
+    schedule = ScheduleInterleaved1F1B(stages, n_microbatches=MICRO, loss_fn=lambda out, target: ((out - target) ** 2).mean())
+    torch.manual_seed(1)
+    x = torch.randn(BATCH, HIDDEN)
+    target = torch.randn(BATCH, HIDDEN)
+    if rank == 0:
+        schedule.step(x)
+    else:
+        schedule.step(target=target, losses=[])
+    save("interleaved", rank, **{f"grad{i}": modules[i].lin.weight.grad for i in mine})
 
 
 def gpipe_microbatch_mismatch(rank, world_size):

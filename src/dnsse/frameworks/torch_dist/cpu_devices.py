@@ -19,6 +19,7 @@ from typing import Any, Callable, Iterator
 
 import torch
 
+from dnsse.engine.uncontrolled import refuse
 from dnsse.frameworks.torch_dist.streams import wait_for
 from dnsse.frameworks.torch_dist.world import choose_backend, rank_here
 
@@ -93,6 +94,42 @@ def cuda_stand_ins(world_size: int, notice: Callable[[str], None]) -> Iterator[t
         return init_mesh(device_type, *args, **kw)
 
     yield device_mesh, "init_device_mesh", mesh_on_cpu
+
+    # SyncBatchNorm's statistics kernels exist for CUDA only: a CUDA program's layer cannot run here.
+    from torch.nn.modules.batchnorm import SyncBatchNorm
+
+    sync_forward = SyncBatchNorm.forward
+
+    @functools.wraps(sync_forward)
+    def sync_batch_norm_on_cpu(self: Any, input: torch.Tensor) -> torch.Tensor:
+        if self.training and input.device.type == "cpu" and _cuda_program():
+            refuse("torch.nn.SyncBatchNorm (training) of a CUDA program on a machine without CUDA", _SYNC_BATCH_NORM)
+        return sync_forward(self, input)
+
+    yield SyncBatchNorm, "forward", sync_batch_norm_on_cpu
+
+    passing = DistributedDataParallel._passing_sync_batchnorm_handle
+
+    @functools.wraps(passing)
+    def sync_batch_norm_in_ddp(self: Any, module: Any) -> None:
+        if not _cuda_program():
+            passing(self, module)  # a CPU program: DDP refuses the layer, as it does under gloo
+        # A CUDA program's layers are judged when they run (above): in eval mode they run on the CPU.
+
+    yield DistributedDataParallel, "_passing_sync_batchnorm_handle", sync_batch_norm_in_ddp
+
+
+_SYNC_BATCH_NORM = (
+    "dnsse runs a CUDA program's ranks on the CPU when the machine has no CUDA, and SyncBatchNorm's "
+    "statistics kernels (torch.batch_norm_stats) exist only for CUDA; check the program on a machine with "
+    "CUDA, or with BatchNorm in place of SyncBatchNorm (its all-gathers then go unchecked)"
+)
+
+
+def _cuda_program() -> bool:
+    """Whether the calling rank's program asked for CUDA or NCCL, which run on the CPU here."""
+    state = rank_here()
+    return state is not None and state.world.cuda_requested
 
 
 def synchronize(device: object = None) -> None:

@@ -81,6 +81,8 @@ class TorchFramework:
 
     def _notice_cuda(self, what: str) -> None:
         """Say once per process that CUDA and NCCL run on the CPU here."""
+        if self._world is not None:
+            self._world.cuda_requested = True
         if _CUDA_NOTICED or torch.cuda.is_available():
             return
         _CUDA_NOTICED.append(what)

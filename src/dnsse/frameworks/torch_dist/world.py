@@ -103,6 +103,8 @@ class World:
     groups: dict[str, Group] = field(default_factory=dict)
     # "nccl" once a rank asked for NCCL's semantics (see .streams), else "gloo".
     semantics: str = "gloo"
+    # Whether the program asked for CUDA or NCCL, which this machine runs on the CPU (see .cpu_devices).
+    cuda_requested: bool = False
 
 
 def choose_backend(state: RankState, backend: str) -> None:
