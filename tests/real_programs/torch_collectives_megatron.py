@@ -5,7 +5,7 @@ Correct: functional collectives (``all_reduce``, ``all_gather_single``,
 ``*_object`` collectives with gather/scatter, ``new_subgroups`` with
 ``monitored_barrier()``, a ring of ``P2POp`` in one ``batch_isend_irecv`` (as
 Megatron's ``p2p_communication`` posts them), tagged sends and receives in
-either order, and ranks that seed torch alike and draw alike.
+either order (under NCCL, which ignores tags, they match in order), and ranks that seed torch alike and draw alike.
 
 Bug variants: split sizes that disagree, blocking receives in the other order
 of the blocking sends' tags (gloo's send waits for its receive), a rank that
@@ -139,6 +139,24 @@ def tagged(rank, world_size):
     else:
         a = b = torch.zeros(1)
     save("tagged", rank, a=a, b=b)
+
+
+def tags_under_nccl(rank, world_size):
+    """NCCL ignores tags: receives posted in the other order of the tags take the messages in order."""
+    dist.init_process_group("nccl")
+    if rank == 0:
+        w7 = dist.isend(torch.tensor([1.0]), 1, tag=7)
+        w8 = dist.isend(torch.tensor([2.0]), 1, tag=8)
+        w7.wait()
+        w8.wait()
+        a = b = torch.zeros(1)
+    elif rank == 1:
+        a, b = torch.empty(1), torch.empty(1)
+        dist.recv(b, 0, tag=8)
+        dist.recv(a, 0, tag=7)
+    else:
+        a = b = torch.zeros(1)
+    save("tags_nccl", rank, a=a, b=b)
 
 
 def tagged_reversed(rank, world_size):

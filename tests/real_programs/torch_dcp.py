@@ -1,6 +1,7 @@
 """torch.distributed.checkpoint (DCP), as its recipe uses it: every rank saves the
 state dict to one directory and loads it back (``dcp.save``/``dcp.load`` with a
-checkpoint id, or an explicit ``FileSystemWriter``/``FileSystemReader``).
+checkpoint id, or an explicit ``FileSystemWriter``/``FileSystemReader``),
+under gloo or NCCL.
 
 Bug variant: ``load_before_others_saved``, ranks exchanging shards through
 files written with ``torch.save`` and no barrier between the save and the
@@ -23,8 +24,8 @@ def save(name, rank, **values):
             json.dump({k: v.tolist() for k, v in values.items()}, f)
 
 
-def save_load(rank, world_size):
-    dist.init_process_group("gloo")
+def save_load(rank, world_size, backend="gloo"):
+    dist.init_process_group(backend)
     torch.manual_seed(0)
     model = DDP(nn.Linear(4, 3))
     opt = torch.optim.SGD(model.parameters(), lr=0.5)
@@ -39,6 +40,11 @@ def save_load(rank, world_size):
     model.load_state_dict(state["model"])
     assert torch.equal(model.module.weight, trained)
     save("dcp", rank, weight=model.module.weight.detach())
+
+
+def save_load_nccl(rank, world_size):
+    """The same under NCCL (torch logs each DCP call with NCCL's version)."""
+    save_load(rank, world_size, backend="nccl")
 
 
 def save_load_fs(rank, world_size):

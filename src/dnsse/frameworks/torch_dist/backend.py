@@ -237,7 +237,8 @@ class ControlledProcessGroup(dist.ProcessGroup):
         state = self.state
         message = apart(
             state.world.mailboxes.send,
-            state, self.group, self.group.ranks[dst], tag, tensors[0], "send" if blocking else "isend", not blocking,
+            state, self.group, self.group.ranks[dst], _matched_by(state, self.group, tag), tensors[0],
+            "send" if blocking else "isend", not blocking,
         )
         return apart(Work, state, message, blocking and not uses_nccl(state, self.group))
 
@@ -250,6 +251,17 @@ class ControlledProcessGroup(dist.ProcessGroup):
     def _receive(self, buffer: torch.Tensor, src: int | None, tag: int, blocking: bool) -> Work:
         state = self.state
         receive = apart(
-            state.world.mailboxes.receive, state, self.group, src, tag, buffer, "recv" if blocking else "irecv", not blocking
+            state.world.mailboxes.receive, state, self.group, src, _matched_by(state, self.group, tag), buffer,
+            "recv" if blocking else "irecv", not blocking,
         )
         return apart(Work, state, receive, blocking and not uses_nccl(state, self.group))
+
+
+def _matched_by(state: RankState, group: Group, tag: int) -> int:
+    """The tag messages are matched by: the program's under gloo; none under NCCL.
+
+    ProcessGroupNCCL ignores tags: a pair's sends and receives match in the
+    order they were issued, so receives posted in another order of the tags
+    take each other's messages (wrong values, no hang).
+    """
+    return 0 if uses_nccl(state, group) else tag

@@ -24,6 +24,8 @@ from dnsse.frameworks.torch_dist.streams import wait_for
 from dnsse.frameworks.torch_dist.world import choose_backend, rank_here
 
 _CPU = torch.device("cpu")
+# What torch.cuda.nccl.version() answers here: torch's CPU build has no NCCL to ask.
+_NCCL_VERSION = (2, 27, 5)
 # Tensor.to and what Module.to parses its arguments with: both take a device anywhere after the first.
 _MOVES = {torch.Tensor.to, torch._C._nn._parse_to}
 
@@ -69,6 +71,8 @@ def cuda_stand_ins(world_size: int, notice: Callable[[str], None]) -> Iterator[t
     yield torch.cuda, "current_device", lambda: 0
     yield torch.cuda, "device_count", lambda: world_size
     yield torch.cuda, "synchronize", synchronize
+    # torch's logging of a call on an "nccl" group (DCP's save and load, say) asks for NCCL's version.
+    yield torch.cuda.nccl, "version", lambda: _NCCL_VERSION
 
     init_ddp = DistributedDataParallel.__init__
 
