@@ -8,13 +8,19 @@ an object first touched in the shared prefix has the same name in all of
 them; an object first touched later may be named differently in each (see
 :func:`fresh_in`, which lets a comparison across executions stay safe).
 
-The names keep their objects alive until the execution ends: an ``id`` is
-reused once its object dies, and a new object must not inherit an old name.
+An ``id`` is reused once its object dies, and a new object must not inherit
+an old name. An object that takes weak references is watched through one,
+so naming it does not keep it alive: the program's ``weakref.finalize``,
+``__del__`` and weak caches see it die when the program drops it, as they do
+without dnsse, and a later object at its ``id`` gets a name of its own.
+Objects without weak references (lists, dicts, cells) are kept alive until
+the execution ends instead.
 """
 
 from __future__ import annotations
 
 import re
+import weakref
 
 _NUMBER = re.compile(r"^o(\d+)(?:\.|$)")
 
@@ -22,22 +28,30 @@ _NUMBER = re.compile(r"^o(\d+)(?:\.|$)")
 class ObjectNames:
     """Gives each object touched in one execution a name, ``o<N>``, in order of first use."""
 
-    __slots__ = ("_names", "_alive")
+    __slots__ = ("_names", "_watched", "_alive", "_count")
 
     def __init__(self) -> None:
         self._names: dict[int, str] = {}
+        # id -> a weak reference to the object named at that id, for objects that take one.
+        self._watched: dict[int, weakref.ref] = {}
         self._alive: list[object] = []
+        self._count = 0
 
     def name(self, value: object) -> str:
         key = id(value)
         name = self._names.get(key)
-        if name is None:
-            name = self._names[key] = f"o{len(self._alive) + 1}"
+        if name is not None:
+            watched = self._watched.get(key)
+            if watched is None or watched() is value:
+                return name
+        self._count += 1
+        name = self._names[key] = f"o{self._count}"
+        if type(value).__weakrefoffset__:
+            self._watched[key] = weakref.ref(value)
+        else:
+            self._watched.pop(key, None)
             self._alive.append(value)
         return name
-
-    def __len__(self) -> int:
-        return len(self._alive)
 
 
 def attribute_name(owner: str, attribute: str) -> str:

@@ -8,6 +8,13 @@ and must neither fail falsely nor escape control:
   ("signal only works in main thread"), which would be a false bug. The
   handler is recorded for the execution (``Execution.signal_handlers``) and
   ``signal.getsignal`` returns it; it is not installed in the process.
+- A signal sent to the process (``signal.alarm``, ``setitimer``,
+  ``raise_signal``, ``os.kill`` of its own pid, ``pthread_kill``) for which
+  the program recorded a handler: the real signal would meet the process's
+  own disposition (often the default: death), not the program's handler,
+  which would be a false ``crash``. It is refused as an API dnsse does not
+  control. Without a handler it goes through: the process dies (or ignores
+  it) as the real program would.
 - A new process (``multiprocessing``, ``concurrent.futures.ProcessPoolExecutor``,
   ``os.fork``): its code would run outside control, and a forked copy of a
   controlled process holds parked agents. It is refused as an API dnsse does
@@ -33,6 +40,18 @@ _real_signal = signal.signal
 _real_getsignal = signal.getsignal
 _real_process_start = multiprocessing.process.BaseProcess.start
 _real_fork = getattr(os, "fork", None)
+_real_alarm = signal.alarm
+_real_setitimer = signal.setitimer
+_real_raise_signal = signal.raise_signal
+_real_pthread_kill = signal.pthread_kill
+_real_kill = os.kill
+# The signal each interval timer raises when it expires.
+_TIMER_SIGNALS = {signal.ITIMER_REAL: signal.SIGALRM, signal.ITIMER_VIRTUAL: signal.SIGVTALRM, signal.ITIMER_PROF: signal.SIGPROF}
+_HANDLED_SIGNAL = (
+    "the program set a handler for this signal, which dnsse records but does not install, so the real signal "
+    "would reach the process instead of the handler. Check the code without sending the signal (call the "
+    "handler directly where the signal would arrive)"
+)
 
 
 def _signal(signalnum: int, handler: Callable | int | None) -> object:
@@ -52,6 +71,50 @@ def _getsignal(signalnum: int) -> object:
     if agent is not None and signalnum in agent.execution.signal_handlers:
         return agent.execution.signal_handlers[signalnum]
     return _real_getsignal(signalnum)
+
+
+def _refuse_if_handled(signalnum: int, api: str) -> None:
+    agent = current_agent()
+    if agent is not None and callable(agent.execution.signal_handlers.get(signalnum)):
+        refuse(f"{api} with a handler set for {signal.Signals(signalnum).name}", _HANDLED_SIGNAL)
+
+
+def _alarm(seconds: int) -> int:
+    if seconds:
+        _refuse_if_handled(signal.SIGALRM, "signal.alarm")
+    return _real_alarm(seconds)
+
+
+def _setitimer(which: int, seconds: float, interval: float = 0.0) -> tuple:
+    if seconds:
+        _refuse_if_handled(_TIMER_SIGNALS.get(which, signal.SIGALRM), "signal.setitimer")
+    return _real_setitimer(which, seconds, interval)
+
+
+def _raise_signal(signalnum: int) -> None:
+    _refuse_if_handled(signalnum, "signal.raise_signal")
+    _real_raise_signal(signalnum)
+
+
+def _pthread_kill(thread_id: int, signalnum: int) -> None:
+    if signalnum:
+        _refuse_if_handled(signalnum, "signal.pthread_kill")
+    _real_pthread_kill(thread_id, signalnum)
+
+
+def _kill(pid: int, signalnum: int) -> None:
+    if signalnum and pid in (0, os.getpid()):
+        _refuse_if_handled(signalnum, "os.kill of the program's own process")
+    _real_kill(pid, signalnum)
+
+
+_SENDERS = (
+    (signal, "alarm", _alarm, _real_alarm),
+    (signal, "setitimer", _setitimer, _real_setitimer),
+    (signal, "raise_signal", _raise_signal, _real_raise_signal),
+    (signal, "pthread_kill", _pthread_kill, _real_pthread_kill),
+    (os, "kill", _kill, _real_kill),
+)
 
 
 _NEW_PROCESS = (
@@ -82,6 +145,8 @@ def process_calls_controlled() -> Iterator[None]:
     multiprocessing.process.BaseProcess.start = _process_start  # type: ignore[method-assign]
     if _real_fork is not None:
         os.fork = _fork
+    for module, name, replacement, _ in _SENDERS:
+        setattr(module, name, replacement)
     try:
         yield
     finally:
@@ -90,3 +155,5 @@ def process_calls_controlled() -> Iterator[None]:
         multiprocessing.process.BaseProcess.start = _real_process_start  # type: ignore[method-assign]
         if _real_fork is not None:
             os.fork = _real_fork
+        for module, name, _, original in _SENDERS:
+            setattr(module, name, original)

@@ -24,7 +24,12 @@ is replaced:
   ``sleep`` and ``wait_for`` take no real time at all, and a timeout fires
   exactly when the program's own sleeps say it does. (Timed waits of
   threads, by contrast, may expire at any point: what they wait for may be
-  slow for reasons the program does not state.)
+  slow for reasons the program does not state.) A task that polls
+  (``while not done: await asyncio.sleep(0)``) and has gone round twice
+  with nothing else of the loop running lets the loop's other ready work go
+  first, as ``sleep(0)`` does on a real loop, and waits for time to pass,
+  as there each round takes some: once nothing but such tasks can go on,
+  the loop fires its next timer before their next round.
 
 A loop whose every task waits for something no one will do is a deadlock,
 reported with where each task awaits.
@@ -61,6 +66,8 @@ _TASK_TYPES: tuple[type, ...] = tuple({asyncio.Task, asyncio.tasks._PyTask})  # 
 _THREADS_PLAN = object()
 # Virtual times are sums of the program's delays; a timer is due within this much.
 _RESOLUTION = 1e-9
+# A task that polls (yields bare) this many rounds in a row with nothing else of its loop running spins.
+_SPIN_ROUNDS = 2
 
 
 class ControlledLoop(LoopbackNetworking, RefusedIO, asyncio.BaseEventLoop):
@@ -86,6 +93,12 @@ class ControlledLoop(LoopbackNetworking, RefusedIO, asyncio.BaseEventLoop):
         # Who runs a callback of this loop right now (at most one, as on a real loop).
         self._busy: ThreadAgent | None = None
         self._task_handles: dict[asyncio.Task, collections.deque] = {}
+        # The task of each task agent (by agent id): see spinning().
+        self._agent_tasks: dict[int, asyncio.Task] = {}
+        # Steps of this loop that were not a polling task's round, and for each polling task the
+        # count when it last stepped and its rounds in a row with no such step between (see _spins).
+        self._progress = 0
+        self._rounds: dict[asyncio.Task, tuple[int, int]] = {}
         # Futures of this loop completed when a condition outside it holds (see watch).
         self._watched: dict[asyncio.Future, Callable[[], bool]] = {}
         self._abandoned = False
@@ -173,6 +186,12 @@ class ControlledLoop(LoopbackNetworking, RefusedIO, asyncio.BaseEventLoop):
     def _timer_due(self) -> bool:
         return bool(self._scheduled) and self._scheduled[0].when() <= self.time() + _RESOLUTION
 
+    def create_task(self, coro: Any, *, name: str | None = None, context: Any = None) -> asyncio.Task:
+        """As asyncio's; an unnamed task is numbered per execution (``Task-1`` first), not per process."""
+        if name is None:
+            name = f"Task-{self._runtime.number('asyncio.Task name')}"
+        return super().create_task(coro, name=name, context=context)
+
     # ----------------------------------------------------- routing callbacks
     def _call_soon(self, callback: Any, args: Any, context: Any) -> asyncio.Handle:
         task = getattr(callback, "__self__", None)
@@ -222,10 +241,11 @@ class ControlledLoop(LoopbackNetworking, RefusedIO, asyncio.BaseEventLoop):
         )
         # A task runs in its loop's thread: current_thread() and get_ident() name that thread.
         self._runtime.attach(agent, self._runtime.handle_of(self._owner))
+        self._agent_tasks[agent.id] = task
         if self._on_task_agent is not None:
             self._on_task_agent(agent, task)
         agent.pending = self._step_operation(label)
-        agent.waiting = self._task_wait(task, handles)
+        agent.waiting = self._task_wait(agent, task, handles)
 
     def _run_task(
         self, agent: ThreadAgent, task: asyncio.Task, handles: collections.deque, picked: bool = True
@@ -246,6 +266,7 @@ class ControlledLoop(LoopbackNetworking, RefusedIO, asyncio.BaseEventLoop):
                     return
                 # Woken by what it awaits outside the loop: its wake-up is queued now.
                 self._complete_watched(getattr(task, "_fut_waiter", None))
+                self._count_round(task)
                 self._busy = agent
                 restore(self._thread_state)
                 try:
@@ -255,23 +276,27 @@ class ControlledLoop(LoopbackNetworking, RefusedIO, asyncio.BaseEventLoop):
                     self._busy = None
                 if task.done() and not _has_live(handles):
                     self._task_handles.pop(task, None)
+                    self._agent_tasks.pop(agent.id, None)
+                    self._rounds.pop(task, None)
                     return
                 self._wait_for_step(agent, task, handles)
 
     def _wait_for_step(self, agent: ThreadAgent, task: asyncio.Task, handles: collections.deque) -> None:
         try:
-            self._execution.block(agent, self._task_wait(task, handles), self._step_operation(agent.name))
+            self._execution.block(agent, self._task_wait(agent, task, handles), self._step_operation(agent.name))
         except ExecutionAborted:
             # The run is over with the task suspended: close it now, in its agent,
             # while its loop still works, not later in the garbage collector.
             _close_quietly(task)
             raise
 
-    def _task_wait(self, task: asyncio.Task, handles: collections.deque) -> Wait:
-        """A task goes on when its next callback is ready and the loop is free."""
+    def _task_wait(self, agent: ThreadAgent, task: asyncio.Task, handles: collections.deque) -> Wait:
+        """A task goes on when its next callback is ready and the loop is free (and, if it polls, time passed)."""
         return Wait(
             lambda: self._abandoned or (
-                self._busy is None and (_has_live(handles) or self._watched_ready(getattr(task, "_fut_waiter", None)))
+                self._busy is None
+                and (_has_live(handles) or self._watched_ready(getattr(task, "_fut_waiter", None)))
+                and not (self._spins(task) and self._others_first(task))
             ),
             lambda: _awaiting(task, self._execution.source_files),
         )
@@ -295,6 +320,7 @@ class ControlledLoop(LoopbackNetworking, RefusedIO, asyncio.BaseEventLoop):
             if self._scheduled:
                 self._runtime.advance_to(self._scheduled[0].when() - MONOTONIC_BASE)
         self._busy = agent
+        self._progress += 1
         # The loop's own thread: what the program sees there after asyncio.run is what the tasks left.
         restore(self._thread_state)
         try:
@@ -330,6 +356,38 @@ class ControlledLoop(LoopbackNetworking, RefusedIO, asyncio.BaseEventLoop):
             heapq.heappop(self._scheduled)._scheduled = False
         self._timer_cancelled_count = 0
 
+    def spinning(self, agent: ThreadAgent) -> bool:
+        """Whether ``agent`` is a task of this loop that polls (``asyncio.sleep(0)``) round after round.
+
+        It waits for something to change, time included: see ``_spins``.
+        """
+        task = self._agent_tasks.get(agent.id)
+        return task is not None and self._spins(task)
+
+    def _count_round(self, task: asyncio.Task) -> None:
+        if not _polls(task):
+            self._progress += 1
+            self._rounds.pop(task, None)
+            return
+        at, rounds = self._rounds.get(task, (-1, 0))
+        self._rounds[task] = (self._progress, rounds + 1 if at == self._progress else 0)
+
+    def _spins(self, task: asyncio.Task) -> bool:
+        """Whether ``task`` polls and went round twice already with nothing else of the loop running."""
+        if not _polls(task):
+            return False
+        at, rounds = self._rounds.get(task, (-1, 0))
+        return at == self._progress and rounds >= _SPIN_ROUNDS
+
+    def _others_first(self, task: asyncio.Task) -> bool:
+        """Whether a task that spins waits: the loop's other work is ready, or its timers are all that can go on."""
+        if self._ready:
+            return True
+        for other, handles in self._task_handles.items():
+            if other is not task and _has_live(handles) and not self._spins(other):
+                return True
+        return bool(self._scheduled) and _idle(self)
+
     def _describe_loop(self) -> str:
         tasks = [task for task in self._task_handles if not task.done()]
         if not tasks:
@@ -353,14 +411,20 @@ class _IdleLoopWait(Wait):
 
 
 def _idle(loop: ControlledLoop) -> bool:
-    """No agent of the execution can go on (idle loops aside: they would ask each other)."""
+    """No agent of the execution can go on (idle loops, and the loop's tasks that spin, aside)."""
     for agent in loop._execution.active:
         waiting = agent.waiting
-        if agent is loop._owner or agent.done or isinstance(waiting, _IdleLoopWait):
+        if agent is loop._owner or agent.done or isinstance(waiting, _IdleLoopWait) or loop.spinning(agent):
             continue
         if waiting is None or waiting.ready():
             return False
     return True
+
+
+def _polls(task: asyncio.Task) -> bool:
+    if task.done() or getattr(task, "_fut_waiter", None) is not None:
+        return False
+    return bool(getattr(task.get_coro(), "cr_suspended", False))
 
 
 def _close_quietly(task: asyncio.Task) -> None:

@@ -100,7 +100,9 @@ def controlled_threading() -> Iterator[None]:
     saved_policy = asyncio.get_event_loop_policy()
     saved_unraisable = sys.unraisablehook
     pool_logger = logging.getLogger("concurrent.futures")
+    saved_hook = thread.hook_outside[0]
     try:
+        thread.hook_outside[0] = threading.excepthook
         for module, name, replacement in _REPLACEMENTS:
             setattr(module, name, replacement)
         asyncio.set_event_loop_policy(ControlledPolicy())
@@ -109,6 +111,7 @@ def controlled_threading() -> Iterator[None]:
         with refused(_REFUSED):
             yield
     finally:
+        thread.hook_outside[0] = saved_hook
         pool_logger.removeFilter(_not_an_unwinding)
         sys.unraisablehook = saved_unraisable
         asyncio.set_event_loop_policy(saved_policy)

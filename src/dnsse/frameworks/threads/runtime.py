@@ -24,6 +24,17 @@ if TYPE_CHECKING:
 MONOTONIC_BASE = 1_000.0
 WALL_CLOCK_BASE = 1_750_000_000.0
 FIRST_IDENT = 0x1000
+# A read of a clock costs real time; reads with no step between them (a loop on
+# the clock: ``while time.perf_counter() < end: pass``) see it pass by this much
+# each, from the third on, so such a loop ends as it does without dnsse. Past
+# 10,000 such reads (a hundredth of a virtual second) the cost doubles every
+# 1,000 reads, up to a hundredth of a second, so a spin of seconds ends after
+# some 20,000 reads instead of millions (a traced read costs about 15 µs).
+READ_COST = 1e-6
+FREE_READS = 2
+_CHEAP_READS = 10_000
+_READS_PER_DOUBLING = 1_000
+_DEAREST_READ = 0.01
 
 
 class ThreadsRuntime:
@@ -47,6 +58,9 @@ class ThreadsRuntime:
         # and each process's exit (see dnsse.frameworks.threads.process_exit).
         self.process_of: Callable[[], Hashable] = lambda: None
         self.process_exits: dict[Hashable, ProcessExit] = {}
+        # The step at the latest read of a clock, and the reads made since that step.
+        self._read_at_step = -1
+        self._reads = 0
 
     def number(self, kind: str) -> int:
         """The next number of a primitive kind: Lock#1, Lock#2, Thread-1, ..."""
@@ -71,6 +85,18 @@ class ThreadsRuntime:
             interrupt = interrupt_of(agent, True)
             if interrupt is not None:
                 raise interrupt
+
+    def read_clock(self) -> float:
+        """Virtual time as a clock read by the program sees it (see ``READ_COST``)."""
+        step = self.execution.step
+        if step != self._read_at_step:
+            self._read_at_step = step
+            self._reads = 1
+        else:
+            self._reads += 1
+            if self._reads > FREE_READS:
+                self.elapsed += _read_cost(self._reads)
+        return self.elapsed
 
     def ends_with_job(self, agent: ThreadAgent) -> bool:
         """Whether ``agent`` runs in a worker process, which the end of the job kills with its threads."""
@@ -106,6 +132,12 @@ class ThreadsRuntime:
                 return f"{os.path.basename(frame.f_code.co_filename)}:{frame.f_lineno}"
             frame = frame.f_back
         return None
+
+
+def _read_cost(reads: int) -> float:
+    if reads <= _CHEAP_READS:
+        return READ_COST
+    return min(READ_COST * 2 ** ((reads - _CHEAP_READS) // _READS_PER_DOUBLING), _DEAREST_READ)
 
 
 def runtime_for(execution: Execution) -> ThreadsRuntime:

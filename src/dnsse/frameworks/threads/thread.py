@@ -8,7 +8,9 @@ A thread started outside an execution is a real thread, as before.
 
 An uncaught exception in a thread is a bug of the run (Python would print it
 and carry on, which is how such bugs go unnoticed); ``SystemExit`` ends the
-thread quietly, as in Python.
+thread quietly, as in Python. A program that sets ``threading.excepthook``
+has said what an uncaught exception of its threads means: its hook gets the
+exception, as in Python, and only an exception of the hook itself is a bug.
 """
 
 from __future__ import annotations
@@ -36,6 +38,9 @@ real_get_ident = threading.get_ident
 real_get_native_id = threading.get_native_id
 
 _uncontrolled_numbers = itertools.count(1)
+# threading.excepthook as it was when control was installed (Python's, or a test runner's):
+# a hook other than this one is the program's (see _bootstrap).
+hook_outside: list[Callable[[Any], object]] = [threading.excepthook]
 _POLL_SECONDS = 0.001
 
 
@@ -108,6 +113,11 @@ class Thread:
                 self.run()
             except SystemExit:
                 pass
+            except (Exception, KeyboardInterrupt) as error:  # what Python hands the hook; not dnsse's unwinding
+                hook = threading.excepthook
+                if hook is hook_outside[0]:
+                    raise
+                hook(threading.ExceptHookArgs((type(error), error, error.__traceback__, self)))
 
     def run(self) -> None:
         try:
