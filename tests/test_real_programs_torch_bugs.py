@@ -1,5 +1,6 @@
 """Bug variants of the programs of test_real_programs_torch_more.py: each is found with the
-kind of bug it is, and its trace replays; what dnsse cannot run is refused, not reported."""
+kind of bug it is, and its trace replays; what dnsse cannot run is refused, not reported; and
+programs whose first executions once went wrong in a fresh process pass."""
 
 from __future__ import annotations
 
@@ -43,3 +44,13 @@ def test_sync_batch_norm_of_a_cuda_program_is_refused_on_a_machine_without_cuda(
     assert status == 2, captured.out
     assert "torch.nn.SyncBatchNorm (training) of a CUDA program" in captured.err
     assert "torch_ddp_features.py:" in captured.err and "Traceback" not in captured.err
+
+
+def test_autograd_collectives_imported_by_a_rank_under_nccl_pass(tmp_path: Path, capsys) -> None:
+    # torch.distributed.nn.functional's group=group.WORLD default, evaluated when a rank first imported
+    # it, was that rank's group for every rank: the other rank's collective went to a group not its own.
+    status = main(["check", f"{REAL}/torch_collectives_megatron.py:autograd_collectives_nccl", "--budget", "3",
+                   "--execution-timeout", "5", "--out", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert status == 0, out
+    assert "no bug found" in out and "inconclusive" not in out

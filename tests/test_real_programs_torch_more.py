@@ -45,6 +45,7 @@ CORRECT = [
     ("torch_dtensor_tp.py:mesh_2d", 4),
     ("torch_collectives_megatron.py:functional", 2),
     ("torch_collectives_megatron.py:autograd_collectives", 2),
+    ("torch_collectives_megatron.py:autograd_collectives_nccl", 2),
     ("torch_collectives_megatron.py:all_to_all_splits", 4),
     ("torch_collectives_megatron.py:objects", 4),
     ("torch_collectives_megatron.py:subgroups", 4),
@@ -98,6 +99,16 @@ def test_nccl_ignores_tags_so_receives_take_the_messages_in_order(outcomes) -> N
     out = outcomes["torch_collectives_megatron.py:tags_under_nccl"][0]
     received = json.loads((out / "tags_nccl-rank1.json").read_text())
     assert received == {"a": [2.0], "b": [1.0]}
+
+
+@pytest.mark.parametrize("target", ["autograd_collectives", "autograd_collectives_nccl"])
+def test_autograd_collectives_imported_by_a_rank_reach_each_ranks_own_group(target: str, outcomes) -> None:
+    # y = all_reduce(2x) = 2 * (1 + 2); x's grad: 2 ranks' ones through all_reduce's backward (times 2),
+    # plus the reduce-scatter of all_gather's backward, 2 * (rank + 1).
+    out = outcomes[f"torch_collectives_megatron.py:{target}"][0]
+    for rank in range(2):
+        values = json.loads((out / f"dist_nn-rank{rank}.json").read_text())
+        assert values == {"y": [6.0] * 3, "grad": [4.0 + 2 * (rank + 1)] * 3}
 
 
 def test_monitored_barrier_without_a_timeout_never_expires_while_all_ranks_come() -> None:

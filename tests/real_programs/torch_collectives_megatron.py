@@ -36,16 +36,21 @@ def functional(rank, world_size):
     save("funcol", rank, reduced=reduced.wait() if hasattr(reduced, "wait") else reduced, gathered=gathered + 0, scattered=scattered + 0)
 
 
-def autograd_collectives(rank, world_size):
-    """torch.distributed.nn's collectives, which backward goes through."""
+def autograd_collectives(rank, world_size, backend="gloo"):
+    """torch.distributed.nn's collectives, which backward goes through (imported by the rank, after the
+    default group exists: its functions' ``group=group.WORLD`` default must still be each rank's own)."""
     import torch.distributed.nn.functional as dist_nn
 
-    dist.init_process_group("gloo")
+    dist.init_process_group(backend)
     x = torch.full((3,), float(rank + 1), requires_grad=True)
     y = dist_nn.all_reduce(x * 2)
     gathered = dist_nn.all_gather(x)
     (y.sum() + sum(g.sum() * (i + 1) for i, g in enumerate(gathered))).backward()
     save("dist_nn", rank, y=y.detach(), grad=x.grad)
+
+
+def autograd_collectives_nccl(rank, world_size):
+    autograd_collectives(rank, world_size, backend="nccl")
 
 
 def all_to_all_splits(rank, world_size):

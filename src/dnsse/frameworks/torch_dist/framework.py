@@ -75,6 +75,12 @@ class TorchFramework:
         self._semantics: str | None = None
         self._default_groups = DefaultGroups()
         import_refused(REFUSED)  # what activate() patches, imported before the fork server forks workers
+        # Its functions take ``group=group.WORLD`` as a default, evaluated when the module is first
+        # imported. First imported inside a rank, that default would be that rank's default group for
+        # every rank (torch's modules are shared by the ranks here); imported outside any rank it is
+        # None, as in a process that imports it before init_process_group, and each call then takes
+        # the calling rank's default group. (9 ms, once torch.distributed.rpc is imported.)
+        importlib.import_module("torch.distributed.nn.functional")
 
     def activate(self) -> ContextManager[None]:
         return _both(installed(self.world_size, self._notice_cuda), controlled_threading(), controlled_process_exit())
