@@ -20,6 +20,7 @@ BUGGY = [
     ("torch_ddp_features.py:zero_consolidate_on_rank0_only", 2, "collective_mismatch", "but rank 0 waits in #9 broadcast"),
     ("torch_dtensor_tp.py:tp_log_on_rank0", 2, "collective_mismatch", "all_gather_into_tensor"),
     ("torch_dcp.py:load_before_others_saved", 2, "exception", "FileNotFoundError"),
+    ("torch_collectives_megatron.py:all_to_all_wrong_splits", 2, "collective_mismatch", "disagree on split sizes: rank 0 sends 2 rows to rank 1, which expects 3"),
     ("torch_collectives_megatron.py:tagged_blocking_reversed", 2, "deadlock", "every live agent is blocked"),
     ("torch_collectives_megatron.py:monitored_missing", 3, "collective_mismatch", "waits in #1 monitored_barrier"),
     ("torch_collectives_megatron.py:ring_read_before_wait", 2, "exception", "irecv buffer read before Work.wait()"),

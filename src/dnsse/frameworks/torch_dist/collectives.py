@@ -203,6 +203,16 @@ class Instance:
             )
         self.parts[part.index] = part
         self.issued += 1
+        if self.issued == len(self.parts):
+            parts: list[Part] = self.parts  # type: ignore[assignment]
+            disagreement = type(part.call).disagreement([member.call for member in parts], self.group.ranks)
+            if disagreement is not None:
+                return Bug(
+                    BugKind.COLLECTIVE_MISMATCH,
+                    f"the members of #{self.seq} {part.call.name} of {self.group} disagree on {disagreement}",
+                    details=[f"rank {member.state.rank}: {member.signature} at {member.site}" for member in parts],
+                    agent=part.state.agent.name,
+                )
         return None
 
     def input_read(self) -> None:

@@ -143,6 +143,11 @@ class CollectiveCall:
         return self.read()
 
     @staticmethod
+    def disagreement(calls: Sequence[CollectiveCall], ranks: Sequence[int]) -> str | None:
+        """What the members' calls (of the global ``ranks``), of one signature, disagree on (None: nothing)."""
+        return None
+
+    @staticmethod
     def compute(calls: Sequence[CollectiveCall], inputs: Sequence[list]) -> list[list]:
         raise NotImplementedError
 
@@ -431,6 +436,25 @@ class AllToAllSingle(CollectiveCall):
 
     def outputs(self) -> list:
         return [self.output]
+
+    @staticmethod
+    def disagreement(calls: Sequence[AllToAllSingle], ranks: Sequence[int]) -> str | None:
+        """Split sizes must pair up: what member i sends member j is what j expects from i.
+
+        gloo runs a mismatch to the end with whatever lands in the buffers,
+        NCCL hangs or corrupts them; either way the program's data is wrong.
+        """
+        size = len(calls)
+        sent = [call.input_split_sizes or [call.input.shape[0] // size] * size for call in calls]
+        expected = [call.output_split_sizes or [call.output.shape[0] // size] * size for call in calls]
+        for source in range(size):
+            for dest in range(size):
+                if sent[source][dest] != expected[dest][source]:
+                    return (
+                        f"split sizes: rank {ranks[source]} sends {sent[source][dest]} rows to rank {ranks[dest]}, "
+                        f"which expects {expected[dest][source]}"
+                    )
+        return None
 
     @staticmethod
     def compute(calls: Sequence[AllToAllSingle], inputs: Sequence[list]) -> list[list]:
