@@ -27,6 +27,7 @@ REAL = Path(__file__).parent / "real_programs"
 CORRECT = [
     "py_asyncio_docs.py:queue_workers",
     "py_asyncio_docs.py:polling_flag",
+    "py_asyncio_docs.py:clock_poll",
     "py_asyncio_docs.py:task_names",
     "py_asyncio_docs.py:timeouts",
     "py_asyncio_docs.py:wait_and_as_completed",

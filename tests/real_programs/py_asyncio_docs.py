@@ -76,6 +76,21 @@ def polling_flag():
     asyncio.run(main())
 
 
+def clock_poll():
+    """A task polls the loop's clock with ``sleep(0)`` until a deadline, with no timer pending: it must end."""
+
+    async def main():
+        loop = asyncio.get_running_loop()
+        end = loop.time() + 0.05
+        rounds = 0
+        while loop.time() < end:
+            rounds += 1
+            await asyncio.sleep(0)
+        assert rounds > 0
+
+    asyncio.run(main())
+
+
 def task_names():
     """Unnamed tasks are Task-1, Task-2, ... as in a fresh interpreter."""
 

@@ -394,7 +394,7 @@ def process_level_calls():
 
 
 def clock_spin():
-    """Busy-waits on the clock, in a thread and in the main thread: they end, as without dnsse."""
+    """Busy-waits on the clock, in a thread and in the main thread, also polling a flag: they end, as without dnsse."""
     done = []
 
     def spin():
@@ -409,6 +409,10 @@ def clock_spin():
     end = time.monotonic() + 0.02
     while time.monotonic() < end:
         pass
+    stop = {"now": False}
+    end = time.monotonic() + 0.01
+    while not stop["now"] and time.monotonic() < end:
+        time.sleep(0)
     assert done == ["thread"]
 
 

@@ -8,9 +8,10 @@ and every execution of a schedule reads the same times. Outside an execution
 these are the real clocks.
 
 A loop that spins on the clock without ever sleeping or blocking
-(``while time.perf_counter() < end: pass``) sees time pass by a microsecond
-a read from its third read on (``runtime.READ_COST``), as a real read costs
-time, so it ends as it does without dnsse; the first two reads after a step
+(``while time.perf_counter() < end: pass``, also with a flag or a
+``sleep(0)`` in it) sees time pass by a microsecond a read from its third
+read on while nothing else moves time (``runtime.READ_COST``), as a real
+read costs time, so it ends as it does without dnsse; the first two reads
 see the same time, so a program that reads the clock twice to measure a
 stretch of its own code sees it take no time, as a schedule says.
 """
@@ -54,7 +55,7 @@ def _elapsed() -> float | None:
     agent = current_agent()
     if agent is None:
         return None
-    return runtime_for(agent.execution).read_clock()
+    return runtime_for(agent.execution).read_clock(agent)
 
 
 def monotonic() -> float:

@@ -29,7 +29,9 @@ is replaced:
   with nothing else of the loop running lets the loop's other ready work go
   first, as ``sleep(0)`` does on a real loop, and waits for time to pass,
   as there each round takes some: once nothing but such tasks can go on,
-  the loop fires its next timer before their next round.
+  the loop fires its next timer before their next round, and with no timer
+  each of their rounds takes a little virtual time (``runtime.spin_cost``),
+  so ``while loop.time() < end: await asyncio.sleep(0)`` ends.
 
 A loop whose every task waits for something no one will do is a deadlock,
 reported with where each task awaits.
@@ -59,7 +61,7 @@ from dnsse.engine.operation import Access, Operation
 from dnsse.frameworks.threads.aio_network import LoopbackNetworking
 from dnsse.frameworks.threads.aio_refusals import RefusedIO
 from dnsse.frameworks.threads.inheritance import captured, restore, snapshot
-from dnsse.frameworks.threads.runtime import MONOTONIC_BASE, runtime_for
+from dnsse.frameworks.threads.runtime import MONOTONIC_BASE, runtime_for, spin_cost
 from dnsse.frameworks.threads.shared_state import traced
 
 _TASK_TYPES: tuple[type, ...] = tuple({asyncio.Task, asyncio.tasks._PyTask})  # type: ignore[attr-defined]
@@ -370,7 +372,11 @@ class ControlledLoop(LoopbackNetworking, RefusedIO, asyncio.BaseEventLoop):
             self._rounds.pop(task, None)
             return
         at, rounds = self._rounds.get(task, (-1, 0))
-        self._rounds[task] = (self._progress, rounds + 1 if at == self._progress else 0)
+        rounds = rounds + 1 if at == self._progress else 0
+        self._rounds[task] = (self._progress, rounds)
+        if rounds >= _SPIN_ROUNDS and not self._scheduled and _idle(self):
+            # It waits for time itself (``while loop.time() < end``): each round takes some, as on a real loop.
+            self._runtime.advance_to(self._runtime.elapsed + spin_cost(rounds - _SPIN_ROUNDS + 1))
 
     def _spins(self, task: asyncio.Task) -> bool:
         """Whether ``task`` polls and went round twice already with nothing else of the loop running."""

@@ -24,9 +24,10 @@ if TYPE_CHECKING:
 MONOTONIC_BASE = 1_000.0
 WALL_CLOCK_BASE = 1_750_000_000.0
 FIRST_IDENT = 0x1000
-# A read of a clock costs real time; reads with no step between them (a loop on
-# the clock: ``while time.perf_counter() < end: pass``) see it pass by this much
-# each, from the third on, so such a loop ends as it does without dnsse. Past
+# A read of a clock costs real time; an agent's reads while nothing else moves
+# time (a loop on the clock: ``while time.perf_counter() < end: pass``, also
+# with a flag or ``sleep(0)`` in it) see it pass by this much each, from the
+# third on, so such a loop ends as it does without dnsse. Past
 # 10,000 such reads (a hundredth of a virtual second) the cost doubles every
 # 1,000 reads, up to a hundredth of a second, so a spin of seconds ends after
 # some 20,000 reads instead of millions (a traced read costs about 15 µs).
@@ -58,9 +59,8 @@ class ThreadsRuntime:
         # and each process's exit (see dnsse.frameworks.threads.process_exit).
         self.process_of: Callable[[], Hashable] = lambda: None
         self.process_exits: dict[Hashable, ProcessExit] = {}
-        # The step at the latest read of a clock, and the reads made since that step.
-        self._read_at_step = -1
-        self._reads = 0
+        # Per agent id: the time its latest read of a clock saw, and its reads since time last moved otherwise.
+        self._reads: dict[int, tuple[float, int]] = {}
 
     def number(self, kind: str) -> int:
         """The next number of a primitive kind: Lock#1, Lock#2, Thread-1, ..."""
@@ -86,16 +86,13 @@ class ThreadsRuntime:
             if interrupt is not None:
                 raise interrupt
 
-    def read_clock(self) -> float:
-        """Virtual time as a clock read by the program sees it (see ``READ_COST``)."""
-        step = self.execution.step
-        if step != self._read_at_step:
-            self._read_at_step = step
-            self._reads = 1
-        else:
-            self._reads += 1
-            if self._reads > FREE_READS:
-                self.elapsed += _read_cost(self._reads)
+    def read_clock(self, agent: ThreadAgent) -> float:
+        """Virtual time as ``agent``'s read of a clock sees it (see ``READ_COST``)."""
+        seen, reads = self._reads.get(agent.id, (None, 0))
+        reads = reads + 1 if seen == self.elapsed else 1
+        if reads > FREE_READS:
+            self.elapsed += spin_cost(reads - FREE_READS)
+        self._reads[agent.id] = (self.elapsed, reads)
         return self.elapsed
 
     def ends_with_job(self, agent: ThreadAgent) -> bool:
@@ -134,7 +131,8 @@ class ThreadsRuntime:
         return None
 
 
-def _read_cost(reads: int) -> float:
+def spin_cost(reads: int) -> float:
+    """The time the ``reads``-th read (or round) of a loop that waits for time to pass takes."""
     if reads <= _CHEAP_READS:
         return READ_COST
     return min(READ_COST * 2 ** ((reads - _CHEAP_READS) // _READS_PER_DOUBLING), _DEAREST_READ)
