@@ -129,3 +129,44 @@ def test_the_guided_chooser_follows_a_solved_schedule_while_the_run_fits_it():
         history += [(0, operations[0]), (0, operations[1])]
         free_picks.add(chooser.next_agent_seeing([0, 1], None, 3, operations, history, offered.__getitem__))
     assert free_picks == {0, 1}
+
+
+def _busy_summary(agents: int = 6, steps: int = 12) -> RunSummary:
+    """Agents that each write one object many times: windows and races by the thousand."""
+    summary = RunSummary()
+    run = [
+        Step(f"worker {agent}", "attr.store", (("pool.state", "write"),), f"app.py:{10 * agent + step}")
+        for step in range(steps)
+        for agent in range(agents)
+    ]
+    summary.observe(run)
+    return summary
+
+
+def test_windows_stop_at_the_most_worth_listing(monkeypatch):
+    from dnsse.advisor import offline
+
+    compared = []
+    real = Step.conflicts_with
+    monkeypatch.setattr(Step, "conflicts_with", lambda self, other: compared.append(1) or real(self, other))
+    windows = offline._windows(_busy_summary())
+    assert len(windows) == offline.MAX_WINDOWS
+    # The search ends with the last window listed, not after every one of the program's windows.
+    assert len(compared) <= 2 * offline.MAX_WINDOWS
+
+
+def test_a_race_already_reversed_is_not_made_into_a_hint_again(monkeypatch):
+    from dnsse.advisor import offline
+
+    advisor = OfflineAdvisor()
+    summary = _busy_summary()
+    first = advisor.advise(summary)
+    assert any(hint.reason.startswith("reverse") for hint in first)
+    made = []
+    real = offline._ref
+    monkeypatch.setattr(offline, "_ref", lambda step: made.append(step) or real(step))
+    summary.observe([Step("worker 0", "attr.store", (("pool.state", "write"),), "app.py:0")])
+    again = advisor.advise(summary)
+    assert not any(hint.reason.startswith("reverse") for hint in again)
+    # Only the windows are built anew (their search is bounded); no race's hint is.
+    assert len(made) <= 3 * offline.MAX_WINDOWS

@@ -27,6 +27,8 @@ paid off in earlier executions to the front.
 from __future__ import annotations
 
 import enum
+import itertools
+from typing import Iterator
 
 from dnsse.advisor.collectives import collective_delays
 from dnsse.advisor.delays import lock_holder_delays, starved_callers
@@ -43,6 +45,9 @@ class OfflineAdvisor:
 
     def __init__(self) -> None:
         self._proposed: set[str] = set()
+        # The (agent, kind, location) pairs of the races already reversed: a hint says no more than
+        # they do, and the advisor is asked after every execution, while thousands of races stand.
+        self._reversed: set[tuple] = set()
         self.stats = AdvisorStats()
 
     def advise(self, summary: RunSummary) -> list[Hint]:
@@ -55,6 +60,11 @@ class OfflineAdvisor:
         hints.extend(lock_holder_delays(summary))
         hints.extend(starved_callers(summary))
         for rank, order in enumerate(races):
+            first, second = order.first, order.second
+            key = (second.agent, second.kind, second.location, first.agent, first.kind, first.location)
+            if key in self._reversed:
+                continue
+            self._reversed.add(key)
             confidence = max(0.1, 0.9 - 0.02 * rank)
             hints.append(
                 OrderingHint(
@@ -84,9 +94,15 @@ def _windows(summary: RunSummary) -> list[OrderingHint]:
 
     Agent A reads then writes (or checks then acts on) an object; agent B's
     write of it between the two is the classic lost update or check-then-act,
-    whichever order the runs happened to show.
+    whichever order the runs happened to show. Only the first ``MAX_WINDOWS``
+    are listed, so the search for them stops there: a program whose pool
+    workers touch a few objects many times has tens of thousands, and the
+    advisor is asked after every execution.
     """
-    windows = []
+    return list(itertools.islice(_all_windows(summary), MAX_WINDOWS))
+
+
+def _all_windows(summary: RunSummary) -> Iterator[OrderingHint]:
     for obj, by_agent in summary.accesses.items():
         for agent, steps in by_agent.items():
             for opening, closing in zip(steps, steps[1:]):
@@ -95,14 +111,11 @@ def _windows(summary: RunSummary) -> list[OrderingHint]:
                         continue
                     for intruder in their_steps:
                         if intruder.conflicts_with(opening) or intruder.conflicts_with(closing):
-                            windows.append(
-                                OrderingHint(
-                                    (_ref(opening), _ref(intruder), _ref(closing)),
-                                    0.95,
-                                    reason=f"window: {other} between two accesses of {agent} to {obj}",
-                                )
+                            yield OrderingHint(
+                                (_ref(opening), _ref(intruder), _ref(closing)),
+                                0.95,
+                                reason=f"window: {other} between two accesses of {agent} to {obj}",
                             )
-    return windows[:MAX_WINDOWS]
 
 
 def _crashes_after_unpersisted_changes(summary: RunSummary) -> list[FaultHint]:

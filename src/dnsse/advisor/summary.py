@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import enum
+import itertools
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -92,13 +93,20 @@ class InputSpec:
         return f"{self.name} = {self.default!r} ({where})"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class ObservedOrder:
     """``first`` touched an object before ``second`` did, in some execution."""
 
     first: Step
     second: Step
     obj: str
+
+    def __post_init__(self) -> None:
+        # Hashed once: races() looks every order and its reverse up after every execution.
+        object.__setattr__(self, "_hash", hash((self.first, self.second, self.obj)))
+
+    def __hash__(self) -> int:
+        return self._hash  # type: ignore[attr-defined]
 
 
 @dataclass
@@ -125,6 +133,10 @@ class RunSummary:
     state_changes: dict[str, set[str]] = field(default_factory=dict)
     # Inputs solved to make two agents decide one comparison apart (see dnsse.advisor.divergence).
     divergences: list[Divergence] = field(default_factory=list)
+    # What races() already knows: of which counter, how many of its orders, which were seen both ways.
+    _reversals_of: Counter | None = field(default=None, repr=False, compare=False)
+    _reversals_checked: int = field(default=0, repr=False, compare=False)
+    _reversals: set[ObservedOrder] = field(default_factory=set, repr=False, compare=False)
 
     @property
     def agents(self) -> list[str]:
@@ -180,12 +192,23 @@ class RunSummary:
 
     def races(self) -> list[ObservedOrder]:
         """Observed orders whose reverse was never observed: the orders worth reversing first."""
-        seen = set(self.orders)
-        return [
-            order
-            for order, _ in self.orders.most_common()
-            if ObservedOrder(order.second, order.first, order.obj) not in seen
-        ]
+        reversed_orders = self._reversed_orders()
+        return [order for order, _ in self.orders.most_common() if order not in reversed_orders]
+
+    def _reversed_orders(self) -> set[ObservedOrder]:
+        """The orders seen both ways round, brought up to date with the orders added since the last call.
+
+        Orders are only ever added (a restored summary gets a new counter), and
+        an order seen both ways stays so: only the new ones need a look.
+        """
+        if self._reversals_of is not self.orders:
+            self._reversals_of, self._reversals_checked, self._reversals = self.orders, 0, set()
+        for order in itertools.islice(self.orders, self._reversals_checked, None):
+            reverse = ObservedOrder(order.second, order.first, order.obj)
+            if reverse in self.orders:
+                self._reversals.update((order, reverse))
+        self._reversals_checked = len(self.orders)
+        return self._reversals
 
     def render(self, max_lines: int = 120) -> str:
         """The summary as text for a prompt, with at most ``max_lines`` lines of observations."""
