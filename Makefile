@@ -38,6 +38,8 @@ PYTHONS_TESTS := tests/test_tracer_backends.py tests/test_threads_shared_state.p
 	tests/test_agents_share_a_thread.py::test_per_thread_state_stays_per_thread \
 	tests/test_spec_parser.py tests/test_spec_monitor.py tests/test_minimize.py \
 	tests/test_random_chooser.py tests/test_chooser_fast_paths.py tests/test_agent_registration.py \
+	tests/test_dfs_inputs.py tests/test_process_exit.py tests/test_thread_frames.py tests/test_own_builtins.py \
+	tests/test_advisor_offline.py \
 	tests/test_cli.py::test_a_torch_program_without_torch_installed_is_bad_input \
 	tests/test_cli.py::test_lock_order_deadlock_names_both_threads \
 	tests/test_cli.py::test_the_same_seed_gives_the_same_campaign \
