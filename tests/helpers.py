@@ -102,3 +102,42 @@ def controlled(spec: str, world_size: int = 2) -> Iterator[Callable[[Chooser], E
     framework = framework_named(target.framework, world_size)
     with framework.activate():
         yield lambda chooser: run_execution(target, framework, chooser)
+
+
+def run_under_gloo(targets: Sequence[str], world_size: int, out: Path) -> None:
+    """Run each ``tests/real_programs`` target under real gloo, ``world_size`` processes, writing into ``out``.
+
+    Skips the calling test where gloo processes cannot start here, or where
+    the programs could not run under gloo (the comparison needs both sides).
+    """
+    torch_mp = pytest.importorskip("torch.multiprocessing")
+    import tempfile
+
+    import torch.distributed as dist
+
+    if not dist.is_gloo_available():
+        pytest.skip("this torch build has no gloo backend")
+    sys.path.insert(0, str(Path(__file__).parent / "real_programs"))
+    import under_gloo
+
+    context = torch_mp.get_context("spawn")
+    queue = context.Queue()
+    with tempfile.TemporaryDirectory() as directory:
+        store = str(Path(directory) / "store")
+        workers = [
+            context.Process(target=under_gloo.run, args=(rank, world_size, store, list(targets), str(out), queue))
+            for rank in range(world_size)
+        ]
+        for worker in workers:
+            worker.start()
+        try:
+            outcomes = dict(queue.get(timeout=240) for _ in workers)
+        except Exception as error:  # noqa: BLE001 - any failure to start gloo means: cannot compare here
+            pytest.skip(f"{world_size} gloo processes could not run here: {error!r}")
+        finally:
+            for worker in workers:
+                worker.join(timeout=10)
+                if worker.is_alive():
+                    worker.kill()
+    if any(outcome != "ok" for outcome in outcomes.values()):
+        pytest.skip(f"the programs could not run under gloo here: {outcomes}")

@@ -5,11 +5,10 @@ compute what real gloo computes."""
 from __future__ import annotations
 
 import json
-import tempfile
 from pathlib import Path
 
 import pytest
-from helpers import SeededChooser
+from helpers import SeededChooser, run_under_gloo
 
 from dnsse.cli import main
 from dnsse.engine.runner import run_execution
@@ -72,47 +71,13 @@ def _under_dnsse(out: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         assert result.bug is None, result.bug.render()
 
 
-def _under_gloo(out: Path) -> None:
-    torch_mp = pytest.importorskip("torch.multiprocessing")
-    import torch.distributed as dist
-
-    if not dist.is_gloo_available():
-        pytest.skip("this torch build has no gloo backend")
-    import sys
-
-    sys.path.insert(0, str(REAL))
-    import under_gloo
-
-    context = torch_mp.get_context("spawn")
-    queue = context.Queue()
-    with tempfile.TemporaryDirectory() as directory:
-        store = str(Path(directory) / "store")
-        workers = [
-            context.Process(target=under_gloo.run, args=(rank, 2, store, list(COMPARED), str(out), queue))
-            for rank in range(2)
-        ]
-        for worker in workers:
-            worker.start()
-        try:
-            outcomes = dict(queue.get(timeout=240) for _ in workers)
-        except Exception as error:  # noqa: BLE001 - any failure to start gloo means: cannot compare here
-            pytest.skip(f"two gloo processes could not run here: {error!r}")
-        finally:
-            for worker in workers:
-                worker.join(timeout=10)
-                if worker.is_alive():
-                    worker.kill()
-    if any(outcome != "ok" for outcome in outcomes.values()):
-        pytest.skip(f"the programs could not run under gloo here: {outcomes}")
-
-
 @pytest.mark.gloo
 def test_correct_versions_compute_the_values_and_gradients_real_gloo_computes(tmp_path, monkeypatch) -> None:
     ours, theirs = tmp_path / "dnsse", tmp_path / "gloo"
     ours.mkdir()
     theirs.mkdir()
     _under_dnsse(ours, monkeypatch)
-    _under_gloo(theirs)
+    run_under_gloo(list(COMPARED), 2, theirs)
     import torch
 
     for name in COMPARED.values():

@@ -8,11 +8,10 @@ test_real_programs_torch_bugs.py."""
 from __future__ import annotations
 
 import json
-import tempfile
 from pathlib import Path
 
 import pytest
-from helpers import SeededChooser
+from helpers import SeededChooser, run_under_gloo
 
 from dnsse.engine.runner import run_execution
 from dnsse.engine.target import LoadedTarget, TargetSpec
@@ -117,46 +116,12 @@ def test_monitored_barrier_without_a_timeout_never_expires_while_all_ranks_come(
         assert result.bug is None, result.bug.render()
 
 
-def _under_gloo(targets: list[str], world_size: int, out: Path) -> None:
-    torch_mp = pytest.importorskip("torch.multiprocessing")
-    import sys
-
-    import torch.distributed as dist
-
-    if not dist.is_gloo_available():
-        pytest.skip("this torch build has no gloo backend")
-    sys.path.insert(0, str(REAL))
-    import under_gloo
-
-    context = torch_mp.get_context("spawn")
-    queue = context.Queue()
-    with tempfile.TemporaryDirectory() as directory:
-        store = str(Path(directory) / "store")
-        workers = [
-            context.Process(target=under_gloo.run, args=(rank, world_size, store, targets, str(out), queue))
-            for rank in range(world_size)
-        ]
-        for worker in workers:
-            worker.start()
-        try:
-            outcomes = dict(queue.get(timeout=240) for _ in workers)
-        except Exception as error:  # noqa: BLE001 - any failure to start gloo means: cannot compare here
-            pytest.skip(f"{world_size} gloo processes could not run here: {error!r}")
-        finally:
-            for worker in workers:
-                worker.join(timeout=10)
-                if worker.is_alive():
-                    worker.kill()
-    if any(outcome != "ok" for outcome in outcomes.values()):
-        pytest.skip(f"the programs could not run under gloo here: {outcomes}")
-
-
 @pytest.mark.gloo
 def test_correct_versions_compute_what_real_gloo_computes(outcomes, tmp_path: Path) -> None:
     import torch
 
     compared = [target for target, world_size in CORRECT if world_size == 2 and "nccl" not in target]
-    _under_gloo(compared, 2, tmp_path)
+    run_under_gloo(compared, 2, tmp_path)
     files = 0
     for target in compared:
         ours = outcomes[target][0]
