@@ -54,6 +54,7 @@ CORRECT = [
     "py_threading_docs.py:finalizers",
     "py_threading_docs.py:process_level_calls",
     "py_threading_docs.py:clock_spin",
+    "py_signals.py:handler_in_main",
 ]
 BUGGY = [
     ("py_asyncio_docs.py:queue_workers_bug", "exception", "AssertionError"),
@@ -63,6 +64,7 @@ BUGGY = [
     ("py_threading_docs.py:queue_join_bug", "exception", "AssertionError"),
     ("py_threading_docs.py:condition_if_bug", "exception", "IndexError: pop from empty list"),
     ("py_threading_docs.py:counter_bug", "exception", "AssertionError"),
+    ("py_signals.py:handler_in_a_thread_bug", "exception", "ValueError: signal only works in main thread"),
 ]
 
 

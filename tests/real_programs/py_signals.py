@@ -1,6 +1,7 @@
 """Signals a program sends to itself, with a handler of its own set."""
 
 import signal
+import threading
 import time
 
 
@@ -11,3 +12,16 @@ def alarm_watchdog():
     signal.setitimer(signal.ITIMER_REAL, 0.05)
     time.sleep(0.1)
     signal.alarm(0)
+
+
+def handler_in_main():
+    """A handler set by the main thread is accepted."""
+    previous = signal.signal(signal.SIGUSR1, lambda signum, frame: None)
+    signal.signal(signal.SIGUSR1, previous)
+
+
+def handler_in_a_thread_bug():
+    """signal.signal from a worker thread: Python raises ValueError there."""
+    worker = threading.Thread(target=signal.signal, args=(signal.SIGUSR1, lambda signum, frame: None))
+    worker.start()
+    worker.join()

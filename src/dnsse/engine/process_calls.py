@@ -5,9 +5,13 @@ that act on the process cannot mean there what they mean in the real program,
 and must neither fail falsely nor escape control:
 
 - ``signal.signal`` from an agent: Python refuses it outside the main thread
-  ("signal only works in main thread"), which would be a false bug. The
-  handler is recorded for the execution (``Execution.signal_handlers``) and
-  ``signal.getsignal`` returns it; it is not installed in the process.
+  ("signal only works in main thread"), which would be a false bug in a
+  torch rank or a Ray worker, each the main thread of its process in a real
+  run. The handler is recorded for the execution
+  (``Execution.signal_handlers``) and ``signal.getsignal`` returns it; it is
+  not installed in the process. A thread the program started
+  (``threading.Thread``, whose handle says ``program_thread``) is not a main
+  thread anywhere: there the call raises Python's ``ValueError``.
 - A signal sent to the process (``signal.alarm``, ``setitimer``,
   ``raise_signal``, ``os.kill`` of its own pid, ``pthread_kill``) for which
   the program recorded a handler: the real signal would meet the process's
@@ -58,6 +62,8 @@ def _signal(signalnum: int, handler: Callable | int | None) -> object:
     agent = current_agent()
     if agent is None:
         return _real_signal(signalnum, handler)
+    if getattr(agent.handle, "program_thread", False):
+        raise ValueError("signal only works in main thread of the main interpreter")
     handlers = agent.execution.signal_handlers
     previous = handlers.get(signalnum, _real_getsignal(signalnum))
     # Validate as Python would: an unknown signal number is the program's error.

@@ -47,6 +47,9 @@ _POLL_SECONDS = 0.001
 class Thread:
     """Stands for ``threading.Thread``: same constructor, subclassing with ``run()``, same API."""
 
+    # A thread the program started, never a process's main thread: signal.signal refuses to run in it.
+    program_thread = True
+
     @untraced
     def __init__(
         self,
