@@ -124,4 +124,4 @@ def test_a_signal_sent_to_a_handler_the_program_set_is_refused_not_a_crash(tmp_p
     err = capsys.readouterr().err
     assert status == 2, err
     assert "signal.setitimer with a handler set for SIGALRM is not under control" in err
-    assert "py_signals.py:11" in err
+    assert "py_signals.py:12" in err
