@@ -306,12 +306,15 @@ def _check(arguments: argparse.Namespace) -> int:
     _record_faults()
     # This process has run nothing of the target: worker processes start from a fork of it (see the module).
     fork_this_process()
+    # Until the summary is written: under supervision a Ctrl-C reaches this process twice (from
+    # the terminal and passed on by the supervisor), and the second copy may come after the
+    # campaign stopped; with Python's own handler back by then, it would cut the summary off.
     with _stop_on_signals(control):
         result = run_campaign(
             config, on_bug=console.bug, on_start=on_start, on_execution=console.execution, control=control
         )
-    stories = console.finish(result)
-    return finish_check(arguments, result, stories)
+        stories = console.finish(result)
+        return finish_check(arguments, result, stories)
 
 
 def finish_check(arguments: argparse.Namespace, result: CampaignResult, stories: list) -> int:
@@ -413,7 +416,12 @@ def advisor_line(name: str, counts: dict) -> str:
 
 @contextlib.contextmanager
 def _stop_on_signals(control: CampaignControl) -> Iterator[None]:
-    """Ctrl-C and SIGTERM stop the campaign at the end of its current execution (see dnsse.search.control)."""
+    """Ctrl-C and SIGTERM stop the campaign at the end of its current execution (see dnsse.search.control).
+
+    One that comes while the summary is written changes nothing: the campaign
+    has stopped already, and a second Ctrl-C at the terminal makes the
+    supervisor kill this process.
+    """
     if threading.current_thread() is not threading.main_thread():
         yield
         return
