@@ -104,11 +104,10 @@ def controlled(spec: str, world_size: int = 2) -> Iterator[Callable[[Chooser], E
         yield lambda chooser: run_execution(target, framework, chooser)
 
 
-def run_under_gloo(targets: Sequence[str], world_size: int, out: Path) -> None:
-    """Run each ``tests/real_programs`` target under real gloo, ``world_size`` processes, writing into ``out``.
+def gloo_processes(world_size: int, target: Callable, arguments: Callable[[int, str], tuple], timeout: float) -> dict:
+    """What each of ``world_size`` spawned processes put on the queue: ``target(*arguments(rank, store), queue)``.
 
-    Skips the calling test where gloo processes cannot start here, or where
-    the programs could not run under gloo (the comparison needs both sides).
+    Skips the calling test where gloo processes cannot start here.
     """
     torch_mp = pytest.importorskip("torch.multiprocessing")
     import tempfile
@@ -117,21 +116,17 @@ def run_under_gloo(targets: Sequence[str], world_size: int, out: Path) -> None:
 
     if not dist.is_gloo_available():
         pytest.skip("this torch build has no gloo backend")
-    sys.path.insert(0, str(Path(__file__).parent / "real_programs"))
-    import under_gloo
-
     context = torch_mp.get_context("spawn")
     queue = context.Queue()
     with tempfile.TemporaryDirectory() as directory:
         store = str(Path(directory) / "store")
         workers = [
-            context.Process(target=under_gloo.run, args=(rank, world_size, store, list(targets), str(out), queue))
-            for rank in range(world_size)
+            context.Process(target=target, args=(*arguments(rank, store), queue)) for rank in range(world_size)
         ]
         for worker in workers:
             worker.start()
         try:
-            outcomes = dict(queue.get(timeout=240) for _ in workers)
+            return dict(queue.get(timeout=timeout) for _ in workers)
         except Exception as error:  # noqa: BLE001 - any failure to start gloo means: cannot compare here
             pytest.skip(f"{world_size} gloo processes could not run here: {error!r}")
         finally:
@@ -139,5 +134,19 @@ def run_under_gloo(targets: Sequence[str], world_size: int, out: Path) -> None:
                 worker.join(timeout=10)
                 if worker.is_alive():
                     worker.kill()
+
+
+def run_under_gloo(targets: Sequence[str], world_size: int, out: Path) -> None:
+    """Run each ``tests/real_programs`` target under real gloo, ``world_size`` processes, writing into ``out``.
+
+    Skips the calling test where gloo processes cannot start here, or where
+    the programs could not run under gloo (the comparison needs both sides).
+    """
+    sys.path.insert(0, str(Path(__file__).parent / "real_programs"))
+    import under_gloo
+
+    outcomes = gloo_processes(
+        world_size, under_gloo.run, lambda rank, store: (rank, world_size, store, list(targets), str(out)), 240
+    )
     if any(outcome != "ok" for outcome in outcomes.values()):
         pytest.skip(f"the programs could not run under gloo here: {outcomes}")

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import sys
-import tempfile
-from pathlib import Path
 
 import pytest
-from helpers import PROGRAMS, run_torch
+from helpers import PROGRAMS, gloo_processes, run_torch
 
 from dnsse.engine.bugs import BugKind
 
@@ -21,32 +19,10 @@ def test_every_collective_computes_the_values_worked_out_by_hand():
 
 @pytest.mark.gloo
 def test_real_gloo_computes_the_same_values():
-    torch_mp = pytest.importorskip("torch.multiprocessing")
-    import torch.distributed as dist
-
-    if not dist.is_gloo_available():
-        pytest.skip("this torch build has no gloo backend")
     sys.path.insert(0, str(PROGRAMS))
     import torch_values
 
-    context = torch_mp.get_context("spawn")
-    queue = context.Queue()
-    with tempfile.TemporaryDirectory() as directory:
-        store = Path(directory) / "store"
-        workers = [
-            context.Process(target=torch_values.run_under_gloo, args=(rank, 2, str(store), queue)) for rank in range(2)
-        ]
-        for worker in workers:
-            worker.start()
-        try:
-            outcomes = dict(queue.get(timeout=90) for _ in workers)
-        except Exception as error:  # noqa: BLE001 - any failure to start gloo means: cannot compare here
-            pytest.skip(f"two gloo processes could not run here: {error!r}")
-        finally:
-            for worker in workers:
-                worker.join(timeout=10)
-                if worker.is_alive():
-                    worker.kill()
+    outcomes = gloo_processes(2, torch_values.run_under_gloo, lambda rank, store: (rank, 2, store), 90)
     if any(isinstance(outcome, str) for outcome in outcomes.values()):
         pytest.skip(f"gloo could not start: {outcomes}")
     for rank in range(2):
