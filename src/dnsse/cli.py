@@ -40,6 +40,7 @@ from dnsse.validation import (
     MAX_WORLD_SIZE,
     Bounds,
     check_number,
+    parse_max_delay,
     writable_directory,
     writable_file,
 )
@@ -127,7 +128,14 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--max-steps", type=int, default=Limits.max_steps, help="step limit of one execution")
     check.add_argument(
         "--execution-timeout", type=float, default=Limits.max_seconds, metavar="SECONDS",
-        help="wall-clock limit of one execution",
+        help="wall-clock limit of one execution: an agent blocked outside control past it is a hang bug; "
+        "one still computing makes the execution inconclusive",
+    )
+    check.add_argument(
+        "--max-delay", default=str(Limits.max_delay), metavar="SECONDS",
+        help="virtual seconds for which the scheduler may stall runnable agents in one execution, in total "
+        f"(default {Limits.max_delay:g}): a timeout or sleep that ends within it is explored both ways, "
+        "one beyond it only when time gets there; inf: any agent may be descheduled for any time",
     )
     check.add_argument(
         "--memory-limit", default=None, metavar="SIZE",
@@ -246,6 +254,7 @@ def _validate(arguments: argparse.Namespace) -> None:
         (arguments.execution_timeout, Bounds("--execution-timeout", 0, MAX_EXECUTION_SECONDS, low_open=True)),
     ):
         check_number(value, bounds)
+    arguments.max_delay = parse_max_delay(arguments.max_delay)
     model_settings(arguments)
     arguments.memory_bytes = (
         default_memory_limit(arguments.workers)
@@ -280,7 +289,9 @@ def _check(arguments: argparse.Namespace) -> int:
         seed=arguments.seed,
         keep_going=arguments.keep_going,
         out=arguments.out,
-        limits=Limits(max_steps=arguments.max_steps, max_seconds=arguments.execution_timeout),
+        limits=Limits(
+            max_steps=arguments.max_steps, max_seconds=arguments.execution_timeout, max_delay=arguments.max_delay
+        ),
         pct_depth=arguments.pct_depth,
         preemption_bound=arguments.preemption_bound,
         minimize=not arguments.no_minimize,

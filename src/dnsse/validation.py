@@ -63,6 +63,18 @@ def check_number(value: float | int | None, bounds: Bounds) -> None:
         )
 
 
+def parse_max_delay(text: str) -> float:
+    """``--max-delay``: seconds of virtual time, at least 0, or ``inf`` for no bound."""
+    if text.strip().lower() in ("inf", "infinity"):
+        return math.inf
+    try:
+        value = float(text)
+    except ValueError:
+        raise BadInput(f"--max-delay must be a number of seconds or inf, got {text!r}") from None
+    check_number(value, Bounds("--max-delay", 0, MAX_EXECUTION_SECONDS))
+    return value
+
+
 def check_spec_text(text: str, where: str) -> None:
     """Refuse a specification too long to be a property anybody wrote by hand."""
     if len(text) > MAX_SPEC_CHARS:

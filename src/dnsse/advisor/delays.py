@@ -30,11 +30,12 @@ def lock_holder_delays(summary: RunSummary) -> list[DelayHint]:
             for name, _ in step.objects:
                 takers[name].add(step.agent)
     hints: dict[str, DelayHint] = {}
+    following_of = _following_steps(steps)
     for index, step in enumerate(steps):
         if step.kind != "lock.acquire":
             continue
         contended = [name for name, _ in step.objects if len(takers[name]) > 1]
-        following = _next_step_of(steps, index)
+        following = following_of[index]
         if contended and following is not None:
             hint = DelayHint(
                 _ref(following), 0.9,
@@ -72,9 +73,15 @@ def starved_callers(summary: RunSummary) -> list[DelayHint]:
     return sorted(hints, key=lambda hint: -hint.confidence)[:MAX_PER_HEURISTIC]
 
 
-def _next_step_of(steps: list[Step], index: int) -> Step | None:
-    agent = steps[index].agent
-    return next((step for step in steps[index + 1 :] if step.agent == agent), None)
+def _following_steps(steps: list[Step]) -> list[Step | None]:
+    """For each step, the next step of the same agent (None: its last), in one pass over a long run."""
+    following: list[Step | None] = [None] * len(steps)
+    latest: dict[str, Step] = {}
+    for index in range(len(steps) - 1, -1, -1):
+        step = steps[index]
+        following[index] = latest.get(step.agent)
+        latest[step.agent] = step
+    return following
 
 
 def _ref(step: Step) -> OperationRef:

@@ -29,14 +29,16 @@ class Wait:
 
     ``ready`` is evaluated by the scheduler at each step, so a primitive never
     has to remember to wake anybody (no lost wake-ups in the engine). A wait
-    with a ``timeout`` (seconds) may expire at any scheduling point while it is
-    not ready, as real timeouts do when the thing waited for is merely slow:
-    the expiry is one more step the scheduler may choose (its operation is
-    ``expiry``, set by :meth:`Execution.block`), not something that happens
-    only when nothing else can run.
+    with a ``timeout`` (seconds) has a ``deadline`` on the execution's virtual
+    clock (set by :meth:`Execution.block`, as is its ``expiry``, the
+    operation of giving up): it expires when the clock passes the deadline,
+    or earlier where the scheduler stalls the agents that could run until
+    then, within the execution's delay budget (:mod:`dnsse.engine.clock`).
+    A wait may also give its deadline as a property that changes while it
+    waits (an event loop waiting for its earliest timer).
     """
 
-    __slots__ = ("ready", "describe", "timeout", "expiry", "timed_out", "signal")
+    __slots__ = ("ready", "describe", "timeout", "expiry", "timed_out", "signal", "deadline")
 
     def __init__(
         self,
@@ -53,6 +55,7 @@ class Wait:
         # A promise: ``ready`` is false until ``signal`` fires and true from then on. The agent
         # then sleeps, untested, until it fires (see dnsse.engine.readiness).
         self.signal = signal
+        self.deadline: float | None = None
 
 
 class Signal:

@@ -18,8 +18,10 @@ class BugKind:
     TIMEOUT = "timeout"
     # The program killed or aborted its process (a signal, os._exit, memory exhausted).
     CRASH = "crash"
+    # An agent blocked in a call outside control past the wall-clock limit, no other agent able to run.
+    HANG = "hang"
 
-    ALL = (DEADLOCK, EXCEPTION, COLLECTIVE_MISMATCH, SPEC_VIOLATION, TIMEOUT, CRASH)
+    ALL = (DEADLOCK, EXCEPTION, COLLECTIVE_MISMATCH, SPEC_VIOLATION, TIMEOUT, CRASH, HANG)
 
 
 @dataclass

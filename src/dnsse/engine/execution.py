@@ -20,10 +20,14 @@ from typing import Callable
 from dnsse.engine.agent import FINISHED, Agent, StepAgent, ThreadAgent, Wait
 from dnsse.engine.bugs import Bug, BugKind
 from dnsse.engine.choices import Chooser, Chosen, RecordingChooser, TraceDivergence
+from dnsse.engine.clock import STEP_COST, VirtualClock
 from dnsse.engine.determinism import DeterminismCheck, Expected
+from dnsse.engine.fairness import Fairness
 from dnsse.engine.greenlet_host import GreenletHost, agents_share_a_thread
+from dnsse.engine.hang import blocked_in_the_kernel
 from dnsse.engine.inconclusive import Inconclusive
 from dnsse.engine.limits import Limits
+from dnsse.engine.livelock import SPIN_STEPS, LivelockWatch
 from dnsse.engine.location import frame_location, source_line
 from dnsse.engine.object_names import ObjectNames
 from dnsse.engine.untraced import gettrace, settrace
@@ -32,6 +36,9 @@ from dnsse.engine.readiness import Readiness
 from dnsse.engine.run_wait import acquire_within
 from dnsse.engine.running import ExecutionAborted, current_agent
 from dnsse.errors import NotUnderControl
+
+# The last steps a livelock report counts, to say who kept running.
+LIVELOCK_WINDOW = 10_000
 
 
 @dataclass
@@ -65,6 +72,12 @@ class Execution:
         # Which active agents can run, kept up to date as their waits change.
         self.readiness = Readiness()
         self.step = 0
+        # Virtual time, and the delays the scheduler may add (dnsse.engine.clock).
+        self.clock = VirtualClock(limits.max_delay)
+        self.fairness = Fairness(limits.unfair_steps)
+        self._livelock = LivelockWatch()
+        # Whether some agent waits with a deadline (as of the latest step).
+        self._deadlines = False
         self.history: list[tuple[int, Operation]] = []
         self.object_names = ObjectNames()
         # True while the scheduler runs (in the thread of the agent that yielded):
@@ -81,6 +94,8 @@ class Execution:
         self.refusal: str | None = None
         # Set when the wall-clock limit ended the run: neither a bug nor a pass.
         self.inconclusive: Inconclusive | None = None
+        # The agent found blocked outside control (a hang): no use waiting for it to unwind.
+        self.stuck: ThreadAgent | None = None
         # Handlers the program gave signal.signal (see dnsse.engine.process_calls).
         self.signal_handlers: dict[int, object] = {}
         self.aborted = False
@@ -121,6 +136,7 @@ class Execution:
         self.agents.append(agent)
         self.active.append(agent)
         self.created_at.append(self.step)
+        self.fairness.added(self.step)
         self.readiness.add(agent, agent_id)
         return agent_id
 
@@ -182,8 +198,9 @@ class Execution:
     def block(self, agent: ThreadAgent, wait: Wait, operation: Operation) -> bool:
         """Park ``agent`` until ``wait`` is ready; ``False`` when a timed wait expired.
 
-        A wait with a timeout expires when the scheduler chooses its expiry
-        step (see :class:`~dnsse.engine.agent.Wait`).
+        A wait with a timeout expires once virtual time passes its deadline, or
+        where the scheduler stalls the others until then (see
+        :class:`~dnsse.engine.agent.Wait` and :mod:`dnsse.engine.clock`).
         """
         if self.aborted:
             raise ExecutionAborted()
@@ -192,6 +209,7 @@ class Execution:
         agent.pending = operation
         if wait.timeout is not None:
             wait.expiry = expiry_of(operation, wait.timeout)
+            wait.deadline = self.clock.now + wait.timeout
         agent.waiting = wait
         agent.frame = sys._getframe(1)
         trace = gettrace()
@@ -311,6 +329,9 @@ class Execution:
                 self._complete()
                 return None
             enabled, expiring = readiness.scan()
+            self._deadlines = False
+            if expiring:
+                expiring = self._may_expire(enabled, expiring)
             runnable = enabled + [agent.id for agent in expiring] if expiring else enabled
             if not runnable:
                 if readiness.broken_promises(self.active):
@@ -319,14 +340,18 @@ class Execution:
                 return None
             step = self.step = self.step + 1
             if step > limits.max_steps:
-                self.fail(
-                    Bug(
-                        BugKind.TIMEOUT,
-                        f"the execution took more than {limits.max_steps} steps (livelock or a very long run)",
-                        details=self._agent_locations(),
-                    )
-                )
+                self.fail(self._livelock_bug())
                 return None
+            self.clock.now += STEP_COST
+            if step > self.fairness.unfair_steps:
+                if self._livelock.stuck(
+                    self.history, enabled, [self.agents[i].pending for i in enabled], self._deadlines, self.clock.reads
+                ):
+                    self.fail(self._livelock_bug())
+                    return None
+                if len(runnable) > 1:
+                    enabled, expiring = self._fair(enabled, expiring, step)
+                    runnable = enabled + [agent.id for agent in expiring] if expiring else enabled
             # The agent that switched away goes on only if it can: a wait that
             # may expire is not "continuing" (choosing another is no preemption).
             going_on = current.id if current is not None and current.id in enabled else None
@@ -362,10 +387,14 @@ class Execution:
             chosen = self.agents[runnable[index]]
             operation = chosen.pending
             if index >= len(enabled):
-                chosen.waiting.timed_out = True  # type: ignore[union-attr]
-                operation = chosen.waiting.expiry  # type: ignore[union-attr, assignment]
+                wait: Wait = chosen.waiting  # type: ignore[assignment]
+                wait.timed_out = True
+                operation = wait.expiry  # type: ignore[assignment]
+                # Before its deadline: the agents that could run were stalled until then.
+                self.clock.stall_until(wait.deadline, step, chosen.name)  # type: ignore[arg-type]
             if chosen._waiting is not None:
                 chosen.waiting = None
+            self.fairness.last_ran[chosen.id] = step
             if asks is not None and options > 1:
                 # What the choice chose (agent_choice in dnsse.engine.choices): the frame of the
                 # program where the agent stands, found as _where finds it; its line is read later.
@@ -390,6 +419,38 @@ class Execution:
                 self._run_step(chosen)
                 continue
             return chosen  # type: ignore[return-value]
+
+    def _may_expire(self, enabled: list[int], timed: list[Agent]) -> list[Agent]:
+        """Of the agents in timed waits, those whose wait may expire at this step, by the clock and the delay budget.
+
+        With no agent able to run, time first jumps to the earliest deadline.
+        """
+        clock = self.clock
+        deadlines = [(agent._waiting.deadline, agent) for agent in timed]  # type: ignore[union-attr]
+        deadlines = [(deadline, agent) for deadline, agent in deadlines if deadline is not None]
+        if not deadlines:
+            return []
+        self._deadlines = True
+        if not enabled:
+            clock.advance_to(min(deadline for deadline, _ in deadlines))
+        reach = clock.reach()
+        return [agent for deadline, agent in deadlines if deadline <= reach]
+
+    def _fair(self, enabled: list[int], expiring: list[Agent], step: int) -> tuple[list[int], list[Agent]]:
+        """Past the unfair prefix: only the agent owed a step, if one is (dnsse.engine.fairness).
+
+        Agents whose deadline has passed are owed steps as well; a stall, giving
+        up on a deadline not yet reached, never is.
+        """
+        now = self.clock.now
+        due = [agent for agent in expiring if agent._waiting.deadline <= now]  # type: ignore[union-attr, operator]
+        candidates = enabled + [agent.id for agent in due]
+        owed = self.fairness.owed(candidates, step)
+        if owed is None:
+            return enabled, expiring
+        if owed < len(enabled):
+            return [enabled[owed]], []
+        return [], [due[owed - len(enabled)]]
 
     def _run_step(self, agent: StepAgent) -> None:
         try:
@@ -486,16 +547,42 @@ class Execution:
         self._finished.release()
 
     def give_up(self) -> None:
-        """The wall-clock limit passed with an agent away from every scheduling point: inconclusive."""
+        """The wall-clock limit passed with an agent away from every scheduling point.
+
+        Blocked in a call dnsse does not control, it is a ``hang`` bug (see
+        :mod:`dnsse.engine.hang`); still computing, the run is inconclusive.
+        """
         if self.aborted:
+            return
+        running = self._running_agent()
+        ident = running.thread_ident if running is not None else None
+        if ident is not None and blocked_in_the_kernel(ident):
+            self.stuck = running
+            where = self._innermost(running) or "a call outside the program"  # type: ignore[arg-type]
+            self.bug = Bug(
+                BugKind.HANG,
+                f"{running.name} is blocked in a call dnsse does not control ({where}), past the "  # type: ignore[union-attr]
+                f"{self.limits.max_seconds:g}s --execution-timeout, and no other agent can run: the program hangs",
+                details=self._standing(),
+                agent=running.name,  # type: ignore[union-attr]
+                step=self.step,
+            )
+            self.aborted = True
             return
         self.inconclusive = Inconclusive(
             f"the execution ran longer than {self.limits.max_seconds:g}s (--execution-timeout) without "
-            f"coming back to a scheduling point, after {self.step} steps: an agent is blocked in a call "
-            "dnsse does not control, or computes for longer than the limit",
+            f"coming back to a scheduling point, after {self.step} steps: an agent still computes (it is not "
+            "blocked), so a longer --execution-timeout decides whether it ends",
             details=self._standing(),
         )
         self.aborted = True
+
+    def _running_agent(self) -> ThreadAgent | None:
+        """The thread agent that has the turn (the latest chosen), if it is one that started."""
+        if not self.history:
+            return None
+        agent = self.agents[self.history[-1][0]]
+        return agent if isinstance(agent, ThreadAgent) and agent.started and not agent.done else None
 
     def _standing(self) -> list[str]:
         """Where each unfinished agent stood: its last scheduling point, and where its thread is now."""
@@ -564,14 +651,39 @@ class Execution:
             frame = frame.f_back
         return None
 
-    def _agent_locations(self) -> list[str]:
-        lines = []
+    def _livelock_bug(self) -> Bug:
+        """The step limit, reached under fair scheduling: who kept taking steps, and who never could."""
+        limits = self.limits
+        window = self.history[-min(len(self.history), LIVELOCK_WINDOW):]
+        early = self.step <= limits.max_steps
+        taken: dict[int, int] = {}
+        for agent_id, _ in window:
+            taken[agent_id] = taken.get(agent_id, 0) + 1
+        details = []
         for agent in self.thread_agents():
             if agent.done:
                 continue
             where = self._location_of(agent)
-            lines.append(f"{agent.name} at {where or 'an unknown place'}")
-        return lines
+            at = f" at {where}" if where else ""
+            steps = taken.get(agent.id, 0)
+            if steps:
+                details.append(f"{agent.name} kept running: {steps:,} of the last {len(window):,} steps{at}")
+            elif agent.waiting is not None and not agent.waiting.ready():
+                details.append(f"{agent.name} took none of them: it waits for {agent.waiting.describe()}{at}")
+            else:
+                details.append(f"{agent.name} took none of them{at}")
+        if early:
+            message = (
+                f"livelock: under fair scheduling, for the last {SPIN_STEPS:,} steps every agent that could run "
+                "went round a loop that changes nothing, and no agent waits for time"
+            )
+        else:
+            fair = "" if limits.unfair_steps >= limits.max_steps else " under fair scheduling"
+            message = (
+                f"the execution took more than {limits.max_steps:,} steps{fair}: a livelock (agents keep running "
+                "without the program getting anywhere) or a very long run (a larger --max-steps decides it)"
+            )
+        return Bug(BugKind.TIMEOUT, message, details=details)
 
     # --------------------------------------------------------------- the run
     def run(self) -> None:
@@ -622,7 +734,7 @@ class Execution:
         self.aborted = True
         deadline = time.perf_counter() + self.limits.unwind_seconds
         for agent in self.thread_agents():
-            if not agent.started or not agent.exited.locked():
+            if not agent.started or not agent.exited.locked() or agent is self.stuck:
                 continue
             try:
                 agent.resume()

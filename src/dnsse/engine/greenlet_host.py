@@ -80,7 +80,7 @@ class GreenletHost:
         if not (execution.aborted or execution.completed):
             execution.give_up()
         # The rest is unwinding; an agent stuck outside control holds the host for good.
-        if acquire_within(self.done, limits.unwind_seconds):
+        if execution.stuck is None and acquire_within(self.done, limits.unwind_seconds):
             self.done.release()
 
     # ------------------------------------------------------------ switching

@@ -105,7 +105,7 @@ class Readiness:
             if waiting is None or waiting.ready():
                 extra.append(candidate.id)
             elif waiting.expiry is not None:
-                expiring.append(candidate)
+                expiring.append(candidate)  # a timed wait: the engine decides whether it may expire now
         if not extra:
             return self.enabled.copy(), expiring
         if self.enabled:
@@ -130,7 +130,7 @@ class Readiness:
         if wait is None:
             return ENABLED
         signal = wait.signal
-        if signal is None or wait.timeout is not None:
+        if signal is None or wait.expiry is not None:
             return SCANNED
         return ENABLED if signal.fired else ASLEEP
 

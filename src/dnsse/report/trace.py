@@ -11,6 +11,7 @@ Reading applies the caps of :mod:`dnsse.validation`: a trace is input too.
 from __future__ import annotations
 
 import json
+import math
 import os
 import tempfile
 from dataclasses import dataclass, field
@@ -73,7 +74,7 @@ class Trace:
             "framework": self.framework,
             "world_size": self.world_size,
             "inputs": self.inputs,
-            "limits": {"max_steps": self.limits.max_steps, "max_seconds": self.limits.max_seconds},
+            "limits": limits_json(self.limits),
             "strategy": self.strategy,
             "execution": self.execution,
             "steps": self.steps,
@@ -192,13 +193,34 @@ def _limits(raw: dict) -> Limits:
         raise ValueError(f"the field 'limits' must be an object, got {type(limits).__name__}")
     max_steps = limits.get("max_steps", Limits.max_steps)
     max_seconds = limits.get("max_seconds", Limits.max_seconds)
+    # A trace of before virtual time's delay bound was recorded with any timed wait free to expire.
+    max_delay = limits.get("max_delay", "inf")
+    unfair_steps = limits.get("unfair_steps", Limits.unfair_steps)
+    if max_delay == "inf":
+        max_delay = math.inf
+    if not isinstance(max_delay, (int, float)) or isinstance(max_delay, bool) or max_delay < 0:
+        raise ValueError('limits.max_delay must be a number of seconds, at least 0, or "inf"')
+    if not isinstance(unfair_steps, int) or isinstance(unfair_steps, bool) or unfair_steps < 0:
+        raise ValueError("limits.unfair_steps must be an integer, at least 0")
     if not isinstance(max_steps, int) or isinstance(max_steps, bool):
         raise ValueError("limits.max_steps must be an integer")
     if not isinstance(max_seconds, (int, float)) or isinstance(max_seconds, bool):
         raise ValueError("limits.max_seconds must be a number")
     check_number(max_steps, Bounds("limits.max_steps", 1, MAX_STEPS))
     check_number(float(max_seconds), Bounds("limits.max_seconds", 0, MAX_EXECUTION_SECONDS, low_open=True))
-    return Limits(max_steps=max_steps, max_seconds=float(max_seconds))
+    return Limits(
+        max_steps=max_steps, max_seconds=float(max_seconds), max_delay=float(max_delay), unfair_steps=unfair_steps
+    )
+
+
+def limits_json(limits: Limits) -> dict:
+    """The limits a trace records (an unbounded delay as ``"inf"``: JSON has no infinity)."""
+    return {
+        "max_steps": limits.max_steps,
+        "max_seconds": limits.max_seconds,
+        "max_delay": "inf" if math.isinf(limits.max_delay) else limits.max_delay,
+        "unfair_steps": limits.unfair_steps,
+    }
 
 
 def recorded_hash_seed(path: Path) -> int | None:

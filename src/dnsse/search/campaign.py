@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Callable, Iterator
 from dnsse.coverage.arcs import ArcRecorder, BranchCoverage
 from dnsse.coverage.feedback import CoverageMap
 from dnsse.coverage.recorder import arc_recorder
-from dnsse.engine.bugs import Bug
+from dnsse.engine.bugs import Bug, BugKind
 from dnsse.engine.choices import Chooser, ReplayChooser
 from dnsse.engine.determinism import Expected
 from dnsse.engine.execution import Limits
@@ -290,7 +290,8 @@ class Campaign:
     def minimized(self, result: ExecutionResult, execution: int) -> ExecutionResult:
         """The same bug with as few preemptions as minimization finds (the found run if none, or no minimizing)."""
         assert result.bug is not None
-        if not self.config.minimize:
+        # Each run of a hang waits out the wall-clock limit: too dear to try many; its schedule is short.
+        if not self.config.minimize or result.bug.kind == BugKind.HANG:
             return result
 
         def run(chooser: Chooser, expected: Expected) -> ExecutionResult:

@@ -7,7 +7,7 @@ current agent go on), or a random one. Left alone, the first option keeps
 an agent that polls a flag (``while not ready: pass``) running forever, so a
 correct program ends at the step limit and is reported as a ``timeout``.
 :class:`Finish` asks that chooser among the agents that can make progress:
-one caught spinning (:mod:`dnsse.search.spinning`) waits for another agent,
+one caught spinning (:mod:`dnsse.engine.spin_watch`) waits for another agent,
 which is what it does in a real run, until every runnable agent spins.
 
 It follows the whole history, the planned prefix included, so a chooser
@@ -20,7 +20,7 @@ from typing import Sequence
 
 from dnsse.engine.choices import Chooser
 from dnsse.engine.operation import Operation
-from dnsse.search.spinning import SpinWatch
+from dnsse.engine.spin_watch import SpinWatch
 
 
 class Finish:

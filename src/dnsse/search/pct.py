@@ -12,7 +12,7 @@ The bound assumes every agent eventually blocks or finishes. A spin loop
 (``while not ready: pass``, a retry loop without a wait) breaks that: the
 highest-priority agent spins and starves the one it waits for. So an agent
 caught spinning (it repeats an operation with no write anywhere in between,
-see :mod:`dnsse.search.spinning`) is treated as the waiting agent it is: it
+see :mod:`dnsse.engine.spin_watch`) is treated as the waiting agent it is: it
 drops below every priority so far. A long-running agent that makes progress
 is never touched, so the bound holds for it; each drop is counted
 (``spins``) and reported with the campaign.
@@ -24,7 +24,7 @@ import random
 from typing import Sequence
 
 from dnsse.engine.operation import Operation
-from dnsse.search.spinning import SpinWatch
+from dnsse.engine.spin_watch import SpinWatch
 from dnsse.search.strategy import execution_seed
 
 INITIAL_STEP_ESTIMATE = 32

@@ -334,12 +334,9 @@ class ControlledSocket(_REAL):
             if not ready():
                 raise BlockingIOError(errno.EAGAIN, "Resource temporarily unavailable")
             return
-        runtime = runtime_for(agent.execution)
-        started = runtime.elapsed
         wait = AcceptWait(ready, describe, model.timeout, accept) if accept is not None else Wait(
             ready, describe, model.timeout)
         if not agent.execution.block(agent, wait, operation):
-            runtime.advance_to(started + model.timeout)  # type: ignore[operator]
             raise TimeoutError("timed out")
 
 

@@ -1,25 +1,27 @@
-"""Virtual time: ``time.sleep`` is a scheduling point, and clocks read virtual time.
+"""Virtual time: ``time.sleep`` waits on the execution's clock, and clocks read virtual time.
 
-A controlled program never really sleeps. Virtual time advances by each
-``sleep`` and jumps to the deadline of a timed wait when it expires (a step
-the scheduler may choose whenever the wait is pending), so
-``queue.get(timeout=1)`` and ``Condition.wait_for(..., timeout)`` terminate,
-and every execution of a schedule reads the same times. Outside an execution
-these are the real clocks.
+A controlled program never really sleeps. ``sleep(t)`` is a timed wait that
+ends when the execution's virtual clock (:mod:`dnsse.engine.clock`) reaches
+now + t: while others can run it waits, time passing by their steps; when
+none can, time jumps to the earliest deadline; and within the delay budget
+the scheduler may stall the others so that it wakes first. So a sleep
+orders threads as it does for real, and every execution of a schedule reads
+the same times. Outside an execution these are the real clocks.
 
 A loop that spins on the clock without ever sleeping or blocking
 (``while time.perf_counter() < end: pass``, also with a flag or a
 ``sleep(0)`` in it) sees time pass by a microsecond a read from its third
-read on while nothing else moves time (``runtime.READ_COST``), as a real
-read costs time, so it ends as it does without dnsse; the first two reads
-see the same time, so a program that reads the clock twice to measure a
-stretch of its own code sees it take no time, as a schedule says.
+read on while nothing but steps moves time (``runtime.READ_COST``), as a
+real read costs time, so it ends as it does without dnsse; the first two
+reads see the same time, so a program that reads the clock twice to
+measure a stretch of its own code sees it take no time but its steps'.
 """
 
 from __future__ import annotations
 
 import time
 
+from dnsse.engine.agent import Wait
 from dnsse.engine.execution import current_agent
 from dnsse.engine.operation import CLOCK, Access, Operation
 from dnsse.engine.untraced import untraced
@@ -36,6 +38,10 @@ real_time_ns = time.time_ns
 _CLOCK = ((CLOCK, Access.WRITE),)
 
 
+def _never() -> bool:
+    return False
+
+
 @untraced
 def sleep(seconds: float) -> None:
     agent = current_agent()
@@ -44,10 +50,18 @@ def sleep(seconds: float) -> None:
         return
     if seconds < 0:
         raise ValueError("sleep length must be non-negative")
-    agent.execution.yield_point(agent, Operation("sleep", _CLOCK, f"sleep({seconds:g})"))
     runtime = runtime_for(agent.execution)
+    operation = Operation("sleep", _CLOCK, f"sleep({seconds:g})")
+    if seconds == 0:
+        agent.execution.yield_point(agent, operation)
+        runtime.take_interrupt(agent)
+        return
+    interrupt_of = runtime.interrupt_of
+    # An interrupt (ray.cancel of a task) ends a sleep, as a signal does: raised here.
+    woken = (lambda: interrupt_of(agent, False) is not None) if interrupt_of is not None else _never
+    wake_at = runtime.elapsed + seconds
+    agent.execution.block(agent, Wait(woken, lambda: f"its sleep({seconds:g}) to end at t={wake_at:g}s", seconds), operation)
     runtime.take_interrupt(agent)
-    runtime.advance_to(runtime.elapsed + seconds)
 
 
 @untraced

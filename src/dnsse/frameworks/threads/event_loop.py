@@ -8,30 +8,28 @@ loop's ``call_soon`` and ``call_at``, so they all run unchanged; only the loop
 is replaced:
 
 - Each asyncio task gets an agent of its own. The callbacks that step a task
-  (``__step``, ``__wakeup``) go to that agent, which runs them when the
-  scheduler picks it. So when several tasks are ready at once, which one goes
-  first is a scheduling choice, and a race across an ``await`` is explored as
-  a race between threads is.
-- The agent that runs the loop (the caller of ``asyncio.run``) runs the other
+  (``__step``, ``__wakeup``) go to that agent, which runs them; the agent
+  that runs the loop (the caller of ``asyncio.run``) runs the other
   callbacks (future callbacks, ``call_soon`` of plain functions) and fires
-  timers.
-- At most one of them runs at a time, as on one real loop: the others wait
-  for the loop to be free. A task switch happens only at an ``await`` that
-  suspends.
-- Time is the execution's virtual clock (shared with ``time.monotonic``).
-  Timers fire in time order when their time has come, or when no agent of
-  the execution can run (the loop then jumps to its earliest timer), so
-  ``sleep`` and ``wait_for`` take no real time at all, and a timeout fires
-  exactly when the program's own sleeps say it does. (Timed waits of
-  threads, by contrast, may expire at any point: what they wait for may be
-  slow for reasons the program does not state.) A task that polls
-  (``while not done: await asyncio.sleep(0)``) and has gone round twice
-  with nothing else of the loop running lets the loop's other ready work go
-  first, as ``sleep(0)`` does on a real loop, and waits for time to pass,
-  as there each round takes some: once nothing but such tasks can go on,
-  the loop fires its next timer before their next round, and with no timer
-  each of their rounds takes a little virtual time (``runtime.spin_cost``),
-  so ``while loop.time() < end: await asyncio.sleep(0)`` ends.
+  timers. At most one of them runs at a time, as on one real loop, and a
+  task switch happens only at an ``await`` that suspends.
+- The loop's ready callbacks run first in, first out, as CPython's loop runs
+  them: an agent may run a callback only when it is the next one in the
+  loop's ready queue. So what happens inside one loop is what CPython does;
+  the choices are what reaches the loop from outside: other threads and
+  loops (a ``call_soon_threadsafe``, data on a connection, a Ray ref
+  filled, which the loop takes in when the scheduler picks its agent),
+  and timers against the clock (a due timer enters the queue at a step the
+  scheduler chooses among the others). A race across an ``await``
+  (check-then-act of two tasks) is still found: it needs no reordering.
+- Time is the execution's virtual clock (:mod:`dnsse.engine.clock`, shared
+  with ``time.monotonic``). Each step takes a little, so a task that polls
+  (``while loop.time() < end: await asyncio.sleep(0)``) sees time pass; the
+  loop waits for its earliest timer as a timed wait, so when nothing else
+  can run time jumps to it, and within the delay budget the scheduler may
+  stall the others so that it fires first. ``sleep`` and ``wait_for`` take
+  no real time at all, and a timeout fires when the program's own sleeps
+  and steps say it does.
 
 A loop whose every task waits for something no one will do is a deadlock,
 reported with where each task awaits.
@@ -61,15 +59,15 @@ from dnsse.engine.operation import Access, Operation
 from dnsse.frameworks.threads.aio_network import LoopbackNetworking
 from dnsse.frameworks.threads.aio_refusals import RefusedIO
 from dnsse.frameworks.threads.inheritance import captured, restore, snapshot
-from dnsse.frameworks.threads.runtime import MONOTONIC_BASE, runtime_for, spin_cost
+from dnsse.frameworks.threads.runtime import MONOTONIC_BASE, runtime_for
 from dnsse.frameworks.threads.shared_state import traced
 
 _TASK_TYPES: tuple[type, ...] = tuple({asyncio.Task, asyncio.tasks._PyTask})  # type: ignore[attr-defined]
 _THREADS_PLAN = object()
 # Virtual times are sums of the program's delays; a timer is due within this much.
 _RESOLUTION = 1e-9
-# A task that polls (yields bare) this many rounds in a row with nothing else of its loop running spins.
-_SPIN_ROUNDS = 2
+# What the loop's ready queue holds when it is empty (None stands for a plain callback).
+_EMPTY = object()
 
 
 class ControlledLoop(LoopbackNetworking, RefusedIO, asyncio.BaseEventLoop):
@@ -94,13 +92,11 @@ class ControlledLoop(LoopbackNetworking, RefusedIO, asyncio.BaseEventLoop):
         self._clock_resolution = _RESOLUTION
         # Who runs a callback of this loop right now (at most one, as on a real loop).
         self._busy: ThreadAgent | None = None
+        # Each task's ready callbacks, in order; plain callbacks are in ``_ready``, as on asyncio's loop.
         self._task_handles: dict[asyncio.Task, collections.deque] = {}
-        # The task of each task agent (by agent id): see spinning().
-        self._agent_tasks: dict[int, asyncio.Task] = {}
-        # Steps of this loop that were not a polling task's round, and for each polling task the
-        # count when it last stepped and its rounds in a row with no such step between (see _spins).
-        self._progress = 0
-        self._rounds: dict[asyncio.Task, tuple[int, int]] = {}
+        # The loop's ready queue, first in first out: for each callback made ready, whose it is (its task,
+        # or None for a plain one); the callback itself is the next one of that owner's queue.
+        self._order: collections.deque = collections.deque()
         # Futures of this loop completed when a condition outside it holds (see watch).
         self._watched: dict[asyncio.Future, Callable[[], bool]] = {}
         self._abandoned = False
@@ -113,9 +109,9 @@ class ControlledLoop(LoopbackNetworking, RefusedIO, asyncio.BaseEventLoop):
     def watch(self, ready: Callable[[], bool]) -> asyncio.Future:
         """A future that the loop completes once ``ready()`` holds (checked at every step).
 
-        A task that awaits it completes it itself when it next runs, so an
-        ``await`` of it costs the task's own steps only; the loop's agent
-        completes the others.
+        Something outside the loop makes it true: the loop's agent takes it in
+        when the scheduler picks it, and the future's callbacks (a task's
+        wake-up) join the ready queue then.
         """
         future = self.create_future()
         if ready():
@@ -132,10 +128,6 @@ class ControlledLoop(LoopbackNetworking, RefusedIO, asyncio.BaseEventLoop):
         if not future.done():
             future.set_result(None)
         return True
-
-    def _watched_ready(self, future: Any) -> bool:
-        ready = self._watched.get(future)
-        return ready is not None and ready()
 
     def adopted_task(self, agent: ThreadAgent, coroutine: Any) -> asyncio.Task:
         """A task of ``coroutine`` whose steps ``agent`` takes itself, by :meth:`take_steps`.
@@ -176,6 +168,7 @@ class ControlledLoop(LoopbackNetworking, RefusedIO, asyncio.BaseEventLoop):
         self._abandoned = True
         self._stopping = True
         self._ready.clear()
+        self._order.clear()
         self._scheduled.clear()
         self._watched.clear()
         for handles in self._task_handles.values():
@@ -198,6 +191,7 @@ class ControlledLoop(LoopbackNetworking, RefusedIO, asyncio.BaseEventLoop):
     def _call_soon(self, callback: Any, args: Any, context: Any) -> asyncio.Handle:
         task = getattr(callback, "__self__", None)
         if not isinstance(task, _TASK_TYPES) or task.get_loop() is not self:
+            self._order.append(None)
             return super()._call_soon(callback, args, context)
         handle = events.Handle(callback, args, self, context)
         handles = self._task_handles.get(task)
@@ -206,7 +200,29 @@ class ControlledLoop(LoopbackNetworking, RefusedIO, asyncio.BaseEventLoop):
             if self._adopting is None:
                 self._start_task_agent(task, handles)
         handles.append(handle)
+        self._order.append(task)
         return handle
+
+    def _head(self) -> Any:
+        """Whose callback is next in the ready queue (a task, None for a plain one; ``_EMPTY``: none)."""
+        order = self._order
+        while order:
+            owner = order[0]
+            queue = self._ready if owner is None else self._task_handles.get(owner)
+            if not queue:
+                order.popleft()  # a task that ended with a cancelled callback left behind
+                continue
+            if queue[0]._cancelled:
+                queue.popleft()
+                order.popleft()
+                continue
+            return owner
+        return _EMPTY
+
+    def _take_head(self) -> asyncio.Handle:
+        """Take the next callback of the ready queue (its owner checked by the caller)."""
+        owner = self._order.popleft()
+        return (self._ready if owner is None else self._task_handles[owner]).popleft()
 
     def default_exception_handler(self, context: dict) -> None:
         """As asyncio's, except for what the end of an execution causes.
@@ -243,7 +259,6 @@ class ControlledLoop(LoopbackNetworking, RefusedIO, asyncio.BaseEventLoop):
         )
         # A task runs in its loop's thread: current_thread() and get_ident() name that thread.
         self._runtime.attach(agent, self._runtime.handle_of(self._owner))
-        self._agent_tasks[agent.id] = task
         if self._on_task_agent is not None:
             self._on_task_agent(agent, task)
         agent.pending = self._step_operation(label)
@@ -266,20 +281,15 @@ class ControlledLoop(LoopbackNetworking, RefusedIO, asyncio.BaseEventLoop):
                     # Its process died: the coroutine is closed here, in its own agent, not by the collector.
                     _close_quietly(task)
                     return
-                # Woken by what it awaits outside the loop: its wake-up is queued now.
-                self._complete_watched(getattr(task, "_fut_waiter", None))
-                self._count_round(task)
                 self._busy = agent
                 restore(self._thread_state)
                 try:
-                    handles.popleft()._run()
+                    self._take_head()._run()
                 finally:
                     self._thread_state = snapshot()
                     self._busy = None
                 if task.done() and not _has_live(handles):
                     self._task_handles.pop(task, None)
-                    self._agent_tasks.pop(agent.id, None)
-                    self._rounds.pop(task, None)
                     return
                 self._wait_for_step(agent, task, handles)
 
@@ -293,13 +303,9 @@ class ControlledLoop(LoopbackNetworking, RefusedIO, asyncio.BaseEventLoop):
             raise
 
     def _task_wait(self, agent: ThreadAgent, task: asyncio.Task, handles: collections.deque) -> Wait:
-        """A task goes on when its next callback is ready and the loop is free (and, if it polls, time passed)."""
+        """A task goes on when its callback is the next one of the loop's ready queue and the loop is free."""
         return Wait(
-            lambda: self._abandoned or (
-                self._busy is None
-                and (_has_live(handles) or self._watched_ready(getattr(task, "_fut_waiter", None)))
-                and not (self._spins(task) and self._others_first(task))
-            ),
+            lambda: self._abandoned or (self._busy is None and self._head() is task),
             lambda: _awaiting(task, self._execution.source_files),
         )
 
@@ -316,83 +322,44 @@ class ControlledLoop(LoopbackNetworking, RefusedIO, asyncio.BaseEventLoop):
         self._execution.block(
             agent, _IdleLoopWait(self), Operation("asyncio.loop", ((self._object, Access.SYNC),), self._object)
         )
-        if not self._loop_may_run():
-            # Woken because nothing else can run: time jumps to the earliest timer.
-            self._drop_cancelled_timers()
-            if self._scheduled:
-                self._runtime.advance_to(self._scheduled[0].when() - MONOTONIC_BASE)
         self._busy = agent
-        self._progress += 1
         # The loop's own thread: what the program sees there after asyncio.run is what the tasks left.
         restore(self._thread_state)
         try:
-            for future in self._watched_by_no_task():
+            # What arrived from outside, then the timers that are due, join the end of the ready queue.
+            for future in list(self._watched):
                 self._complete_watched(future)
+            self._drop_cancelled_timers()
             while self._timer_due():
                 timer = heapq.heappop(self._scheduled)
                 timer._scheduled = False
                 if not timer._cancelled:
                     self._call_soon(timer._callback, timer._args, timer._context)
+            # The plain callbacks at the head of the queue, at most those ready now, as one round of
+            # asyncio's loop runs them; a task's callback stops the round, its agent runs it.
             for _ in range(len(self._ready)):
-                handle = self._ready.popleft()
-                if not handle._cancelled:
-                    handle._run()
+                if self._head() is not None:
+                    break
+                self._take_head()._run()
         finally:
             self._thread_state = snapshot()
             self._busy = None
 
     def _loop_may_run(self) -> bool:
         return self._busy is None and (
-            bool(self._ready) or self._stopping or self._timer_due()
-            or any(self._watched_ready(future) for future in self._watched_by_no_task())
+            self._stopping or self._timer_due() or self._head() is None
+            or any(ready() for ready in self._watched.values())
         )
-
-    def _watched_by_no_task(self) -> list:
-        if not self._watched:
-            return []
-        awaited = {getattr(task, "_fut_waiter", None) for task in self._task_handles}
-        return [future for future in self._watched if future not in awaited]
 
     def _drop_cancelled_timers(self) -> None:
         while self._scheduled and self._scheduled[0]._cancelled:
             heapq.heappop(self._scheduled)._scheduled = False
         self._timer_cancelled_count = 0
 
-    def spinning(self, agent: ThreadAgent) -> bool:
-        """Whether ``agent`` is a task of this loop that polls (``asyncio.sleep(0)``) round after round.
-
-        It waits for something to change, time included: see ``_spins``.
-        """
-        task = self._agent_tasks.get(agent.id)
-        return task is not None and self._spins(task)
-
-    def _count_round(self, task: asyncio.Task) -> None:
-        if not _polls(task):
-            self._progress += 1
-            self._rounds.pop(task, None)
-            return
-        at, rounds = self._rounds.get(task, (-1, 0))
-        rounds = rounds + 1 if at == self._progress else 0
-        self._rounds[task] = (self._progress, rounds)
-        if rounds >= _SPIN_ROUNDS and not self._scheduled and _idle(self):
-            # It waits for time itself (``while loop.time() < end``): each round takes some, as on a real loop.
-            self._runtime.advance_to(self._runtime.elapsed + spin_cost(rounds - _SPIN_ROUNDS + 1))
-
-    def _spins(self, task: asyncio.Task) -> bool:
-        """Whether ``task`` polls and went round twice already with nothing else of the loop running."""
-        if not _polls(task):
-            return False
-        at, rounds = self._rounds.get(task, (-1, 0))
-        return at == self._progress and rounds >= _SPIN_ROUNDS
-
-    def _others_first(self, task: asyncio.Task) -> bool:
-        """Whether a task that spins waits: the loop's other work is ready, or its timers are all that can go on."""
-        if self._ready:
-            return True
-        for other, handles in self._task_handles.items():
-            if other is not task and _has_live(handles) and not self._spins(other):
-                return True
-        return bool(self._scheduled) and _idle(self)
+    def next_timer(self) -> float | None:
+        """Virtual time (seconds since the execution began) of the loop's earliest timer; None without one."""
+        self._drop_cancelled_timers()
+        return self._scheduled[0].when() - MONOTONIC_BASE if self._scheduled else None
 
     def _describe_loop(self) -> str:
         tasks = [task for task in self._task_handles if not task.done()]
@@ -408,29 +375,27 @@ class ControlledLoop(LoopbackNetworking, RefusedIO, asyncio.BaseEventLoop):
 
 
 class _IdleLoopWait(Wait):
-    """The loop's agent goes on when it has work, or when it has a timer and nothing else can run."""
+    """The loop's agent goes on when it has work; a timed wait for its earliest timer otherwise.
 
-    __slots__ = ()
+    Its deadline follows the loop's timers as they are added and cancelled,
+    so time jumps to the earliest when nothing else can run.
+    """
+
+    __slots__ = ("loop",)
 
     def __init__(self, loop: ControlledLoop) -> None:
-        super().__init__(lambda: loop._loop_may_run() or (bool(loop._scheduled) and _idle(loop)), loop._describe_loop)
+        super().__init__(loop._loop_may_run, loop._describe_loop)
+        self.loop = loop
+        self.expiry = Operation("asyncio.timer", ((loop._object, Access.SYNC),), f"{loop._object}: its next timer")
 
+    @property  # type: ignore[override]
+    def deadline(self) -> float | None:
+        # A timer cannot fire while a callback of the loop runs (a task stopped at a point inside its step).
+        return self.loop.next_timer() if self.loop._busy is None else None
 
-def _idle(loop: ControlledLoop) -> bool:
-    """No agent of the execution can go on (idle loops, and the loop's tasks that spin, aside)."""
-    for agent in loop._execution.active:
-        waiting = agent.waiting
-        if agent is loop._owner or agent.done or isinstance(waiting, _IdleLoopWait) or loop.spinning(agent):
-            continue
-        if waiting is None or waiting.ready():
-            return False
-    return True
-
-
-def _polls(task: asyncio.Task) -> bool:
-    if task.done() or getattr(task, "_fut_waiter", None) is not None:
-        return False
-    return bool(getattr(task.get_coro(), "cr_suspended", False))
+    @deadline.setter
+    def deadline(self, value: float | None) -> None:
+        """The deadline is the loop's earliest timer's: nothing to set."""
 
 
 def _close_quietly(task: asyncio.Task) -> None:
@@ -441,9 +406,7 @@ def _close_quietly(task: asyncio.Task) -> None:
 
 
 def _has_live(handles: collections.deque) -> bool:
-    while handles and handles[0]._cancelled:
-        handles.popleft()
-    return bool(handles)
+    return any(not handle._cancelled for handle in handles)
 
 
 def _awaiting(task: asyncio.Task, source_files: frozenset[str]) -> str:

@@ -36,11 +36,10 @@ def block_until(
 ) -> bool:
     """Park ``agent`` until ``ready()``; ``False`` when ``timeout`` (virtual seconds) expired.
 
-    The wait may expire at any scheduling point where it is still pending (a
-    choice of the scheduler), and virtual time then jumps to its deadline.
+    The wait expires when virtual time reaches its deadline, or earlier where
+    the scheduler stalls the agents that could run (see dnsse.engine.clock).
     """
     runtime = runtime_for(agent.execution)
-    started = runtime.elapsed
     interrupt_of = runtime.interrupt_of
     if interrupt_of is not None:
         # An interrupt (ray.cancel of a task) ends any wait, as a signal does: raised here.
@@ -51,10 +50,7 @@ def block_until(
 
     arrived = agent.execution.block(agent, Wait(ready, describe, timeout), operation)
     runtime.take_interrupt(agent)
-    if arrived:
-        return True
-    runtime.advance_to(started + timeout)  # type: ignore[operator]
-    return False
+    return arrived
 
 
 def owner_identity() -> object:

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 MONOTONIC_BASE = 1_000.0
 WALL_CLOCK_BASE = 1_750_000_000.0
 FIRST_IDENT = 0x1000
-# A read of a clock costs real time; an agent's reads while nothing else moves
+# A read of a clock costs real time; an agent's reads while nothing but steps moves
 # time (a loop on the clock: ``while time.perf_counter() < end: pass``, also
 # with a flag or ``sleep(0)`` in it) see it pass by this much each, from the
 # third on, so such a loop ends as it does without dnsse. Past
@@ -44,7 +44,7 @@ class ThreadsRuntime:
     def __init__(self, execution: Execution) -> None:
         self.execution = execution
         self.plan: SharedStatePlan | None = None
-        self.elapsed = 0.0
+        self.clock = execution.clock
         self._numbers: dict[str, int] = {}
         self._next_ident = FIRST_IDENT
         self._handles: dict[int, Thread] = {}
@@ -59,8 +59,9 @@ class ThreadsRuntime:
         # and each process's exit (see dnsse.frameworks.threads.process_exit).
         self.process_of: Callable[[], Hashable] = lambda: None
         self.process_exits: dict[Hashable, ProcessExit] = {}
-        # Per agent id: the time its latest read of a clock saw, and its reads since time last moved otherwise.
-        self._reads: dict[int, tuple[float, int]] = {}
+        # Per agent id: the clock's count of moves at its latest read, and its reads since time last moved
+        # otherwise than by steps and reads (see VirtualClock.moves).
+        self._reads: dict[int, tuple[int, int]] = {}
 
     def number(self, kind: str) -> int:
         """The next number of a primitive kind: Lock#1, Lock#2, Thread-1, ..."""
@@ -73,10 +74,14 @@ class ThreadsRuntime:
         self._next_ident += 1
         return ident
 
+    @property
+    def elapsed(self) -> float:
+        """Virtual seconds since the execution started (its clock: dnsse.engine.clock)."""
+        return self.clock.now
+
     def advance_to(self, elapsed: float) -> None:
-        """Move virtual time forward (a sleep, an expired timeout); it never goes back."""
-        if elapsed > self.elapsed:
-            self.elapsed = elapsed
+        """Move virtual time forward; it never goes back."""
+        self.clock.advance_to(elapsed)
 
     def take_interrupt(self, agent: ThreadAgent) -> None:
         """Raise what interrupts ``agent``, if anything does (see ``interrupt_of``)."""
@@ -88,12 +93,14 @@ class ThreadsRuntime:
 
     def read_clock(self, agent: ThreadAgent) -> float:
         """Virtual time as ``agent``'s read of a clock sees it (see ``READ_COST``)."""
+        clock = self.clock
+        clock.reads += 1
         seen, reads = self._reads.get(agent.id, (None, 0))
-        reads = reads + 1 if seen == self.elapsed else 1
+        reads = reads + 1 if seen == clock.moves else 1
         if reads > FREE_READS:
-            self.elapsed += spin_cost(reads - FREE_READS)
-        self._reads[agent.id] = (self.elapsed, reads)
-        return self.elapsed
+            clock.now += spin_cost(reads - FREE_READS)
+        self._reads[agent.id] = (clock.moves, reads)
+        return clock.now
 
     def ends_with_job(self, agent: ThreadAgent) -> bool:
         """Whether ``agent`` runs in a worker process, which the end of the job kills with its threads."""
