@@ -13,6 +13,7 @@ from typing import Callable, Iterable, Iterator, Sequence
 
 import pytest
 from dnsse.engine.choices import Chooser
+from dnsse.engine.limits import Limits
 from dnsse.engine.runner import ExecutionResult, run_execution
 from dnsse.engine.target import LoadedTarget, TargetSpec
 
@@ -94,14 +95,16 @@ def ray_outcomes(spec: str, seeds: Iterable[int] = range(12)) -> list[tuple]:
 
 
 @contextlib.contextmanager
-def controlled(spec: str, world_size: int = 2) -> Iterator[Callable[[Chooser], ExecutionResult]]:
+def controlled(
+    spec: str, world_size: int = 2, limits: Limits | None = None
+) -> Iterator[Callable[[Chooser], ExecutionResult]]:
     """A program of tests/programs with its framework active: yields ``run(chooser) -> result``."""
     from dnsse.frameworks.base import framework_named
 
     target = load_program(spec)
     framework = framework_named(target.framework, world_size)
     with framework.activate():
-        yield lambda chooser: run_execution(target, framework, chooser)
+        yield lambda chooser: run_execution(target, framework, chooser, limits or Limits())
 
 
 def gloo_processes(world_size: int, target: Callable, arguments: Callable[[int, str], tuple], timeout: float) -> dict:

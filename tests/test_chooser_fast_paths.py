@@ -22,7 +22,7 @@ from dnsse.engine.operation import CLOCK, Access, Operation
 from dnsse.search.dependency import dependent, touches
 from dnsse.search.pct import PctChooser
 from dnsse.search.pos import PosChooser
-from dnsse.search.spinning import CANDIDATE_PERIODS, SpinWatch, same_operation
+from dnsse.engine.spin_watch import CANDIDATE_PERIODS, SpinWatch, same_operation
 
 # ---------------------------------------------------------------- the plain versions
 

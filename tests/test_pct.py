@@ -12,7 +12,7 @@ from helpers import PROGRAMS, controlled
 
 from dnsse.engine.operation import CLOCK, Access, Operation
 from dnsse.search.pct import PctStrategy
-from dnsse.search.spinning import SpinWatch
+from dnsse.engine.spin_watch import SpinWatch
 
 READ_FLAG = Operation("attr.load", (("attr:ready", Access.READ),), "prog.py:9")
 WRITE_FLAG = Operation("attr.store", (("attr:ready", Access.WRITE),), "prog.py:4")

@@ -1,5 +1,6 @@
-"""Programs that hit the wall-clock limit, and one that hits the step limit."""
+"""Programs that hit the wall-clock limit (a hang, a long computation), and one that hits the step limit."""
 
+import hashlib
 import os
 import threading
 
@@ -12,6 +13,17 @@ def blocked_read() -> None:
         os.read(readable, 1)
 
     worker = threading.Thread(target=reader)
+    worker.start()
+    worker.join()
+
+
+def long_computation() -> None:
+    """A thread computes for some seconds of CPU (in C, without the GIL) between two scheduling points."""
+
+    def hasher() -> None:
+        hashlib.pbkdf2_hmac("sha256", b"password", b"salt", 6_000_000)
+
+    worker = threading.Thread(target=hasher)
     worker.start()
     worker.join()
 

@@ -5,8 +5,9 @@ torch's timeouts) reads this one, as in a deterministic simulator. Time
 moves in four ways, all of them functions of the choice sequence, so a
 replay reads the same times:
 
-- every step takes :data:`STEP_COST` seconds, so agents that compute let
-  sleepers wake;
+- every step takes a little time (:func:`step_cost`: a microsecond, a
+  tenth of a millisecond for a step of the Ray runtime), so agents that
+  compute let sleepers wake;
 - when no agent can go on but some sleeps or has a timed wait, time jumps to
   the earliest deadline (nothing is delayed: the machine is idle);
 - when every agent that can go on only spins (goes round a loop that writes
@@ -31,9 +32,23 @@ import math
 from dataclasses import dataclass
 
 # What one step costs in virtual seconds: about what a scheduling point of a
-# Python program costs for real, so that a program computing for a while sees
-# time pass as it would.
+# Python program costs for real (a lock taken, a shared attribute read), so
+# that a program computing for a while sees time pass as it would.
 STEP_COST = 1e-6
+# A step of the Ray runtime (a submission, a get, an actor call's start or end) costs what a round
+# through Ray's scheduler and object store costs, about a tenth of a millisecond: a driver's
+# ``ray.get(ref, timeout=5)`` on an actor busy forever times out after some 50,000 of them.
+RAY_STEP_COST = 1e-4
+_RAY_KINDS = ("ray.", "actor.", "task.", "placement_group.")
+_costs: dict[str, float] = {}
+
+
+def step_cost(kind: str) -> float:
+    """Virtual seconds a step of operation ``kind`` takes (see :data:`STEP_COST`)."""
+    cost = _costs.get(kind)
+    if cost is None:
+        cost = _costs[kind] = RAY_STEP_COST if kind.startswith(_RAY_KINDS) else STEP_COST
+    return cost
 
 DEFAULT_MAX_DELAY = 0.1
 

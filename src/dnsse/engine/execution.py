@@ -20,7 +20,7 @@ from typing import Callable
 from dnsse.engine.agent import FINISHED, Agent, StepAgent, ThreadAgent, Wait
 from dnsse.engine.bugs import Bug, BugKind
 from dnsse.engine.choices import Chooser, Chosen, RecordingChooser, TraceDivergence
-from dnsse.engine.clock import STEP_COST, VirtualClock
+from dnsse.engine.clock import VirtualClock, step_cost
 from dnsse.engine.determinism import DeterminismCheck, Expected
 from dnsse.engine.fairness import Fairness
 from dnsse.engine.greenlet_host import GreenletHost, agents_share_a_thread
@@ -342,7 +342,6 @@ class Execution:
             if step > limits.max_steps:
                 self.fail(self._livelock_bug())
                 return None
-            self.clock.now += STEP_COST
             if step > self.fairness.unfair_steps:
                 if self._livelock.stuck(
                     self.history, enabled, [self.agents[i].pending for i in enabled], self._deadlines, self.clock.reads
@@ -395,6 +394,7 @@ class Execution:
             if chosen._waiting is not None:
                 chosen.waiting = None
             self.fairness.last_ran[chosen.id] = step
+            self.clock.now += step_cost(operation.kind)
             if asks is not None and options > 1:
                 # What the choice chose (agent_choice in dnsse.engine.choices): the frame of the
                 # program where the agent stands, found as _where finds it; its line is read later.
