@@ -8,6 +8,7 @@ from typing import Any, Callable, Protocol, Sequence
 
 from dnsse.engine.bugs import Bug
 from dnsse.engine.choices import Choice, Chooser, ChoiceKind, Chosen, RecordingChooser, TraceDivergence
+from dnsse.engine.clock import Stall
 from dnsse.engine.determinism import Expected
 from dnsse.engine.execution import Event, Execution, ExecutionAborted, Limits
 from dnsse.engine.imports import imports_in_one_piece
@@ -63,6 +64,8 @@ class ExecutionResult:
     untrusted: str | None = None
     # Set when the wall-clock limit ended the run: neither a bug nor a pass.
     inconclusive: Inconclusive | None = None
+    # Where the scheduler stalled the agents that could run so that a deadline came first (dnsse.engine.clock).
+    stalls: list[Stall] = field(default_factory=list)
 
 
 def _choices(result: ExecutionResult) -> list[Choice]:
@@ -172,4 +175,5 @@ def run_execution(
         slots=input_slots(parameters, pinned),
         untrusted=execution.untrusted,
         inconclusive=execution.inconclusive,
+        stalls=list(execution.clock.stalls),
     )

@@ -22,7 +22,8 @@ from dnsse.engine.bugs import Bug
 from dnsse.engine.choices import Chooser
 from dnsse.engine.execution import Event, Execution
 from dnsse.engine.location import LAUNCH_DIRECTORY, frame_location, short_path
-from dnsse.engine.operation import Operation
+from dnsse.engine.clock import format_delay
+from dnsse.engine.operation import Operation, is_expiry
 from dnsse.engine.output import CapturedOutput
 from dnsse.report.replay import replay
 from dnsse.report.trace import Trace
@@ -46,6 +47,9 @@ class StoryStep:
     location: str | None
     is_async: bool
     switched_from: str | None = None
+    # What virtual time did at this step, in words: a timeout that expired, a sleep that ended,
+    # the agents stalled so that a deadline came first (see dnsse.engine.clock).
+    time_note: str | None = None
 
 
 @dataclass
@@ -136,6 +140,7 @@ class _StepRecorder:
                 location=_location(chosen, execution.source_files),
                 is_async=isinstance(chosen, StepAgent),
                 switched_from=self._instead_of.get(execution.step),
+                time_note=time_note(chosen, operation, execution) if is_expiry(operation) else None,
             )
         )
 
@@ -170,6 +175,29 @@ class _DecisionWatcher:
 
     def next_value(self, kind: str, options: int) -> int:
         return self.inner.next_value(kind, options)
+
+
+def time_note(agent: Agent, operation: Operation, execution: Execution) -> str:
+    """What a step that gave up a timed wait did with virtual time, in one sentence."""
+    clock = execution.clock
+    base = operation.kind[: -len(".timeout")]
+    what = operation.detail.rpartition(" (timeout after ")[0] or operation.detail
+    seconds = operation.detail.rpartition(" (timeout after ")[2].rstrip("s)") if "(timeout after " in operation.detail else ""
+    stall = clock.stalls[-1] if clock.stalls and clock.stalls[-1].step == execution.step else None
+    at = stall.until if stall is not None else clock.now
+    if base == "sleep":
+        happened = f"{agent.name}'s {what} ended at t={at:.6g}s"
+    elif base == "asyncio.timer":
+        happened = f"a timer of {what.partition(':')[0]} fired at t={at:.6g}s"
+    else:
+        timeout = f"{seconds}s " if seconds else ""
+        happened = f"the {timeout}timeout of {base}" + (f" ({what})" if what else "") + f" expired at t={at:.6g}s"
+    if stall is None:
+        return happened
+    return (
+        f"the agents that could run were stalled {stall.seconds:.3g}s here (of the {format_delay(clock.max_delay)} "
+        f"--max-delay), so {happened}"
+    )
 
 
 _LOCATION_ONLY = re.compile(r"[^\s]+:\d+")

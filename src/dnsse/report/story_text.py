@@ -71,6 +71,8 @@ def story_lines(story: Story, entries_per_agent: int = ENTRIES_PER_AGENT) -> lis
                 lines.append(f"      ... {hidden} earlier step{'s' if hidden != 1 else ''}")
                 hidden = 0
             lines.append(_entry_line(entry, entry.first is failing))
+            if entry.first.time_note is not None:
+                lines.append(f"               time: {entry.first.time_note}")
         if lane in story.finished_lanes and (failing is None or failing.lane != lane):
             lines.append("             finished")
     if failing is not None and story.bug is not None:
@@ -113,6 +115,8 @@ def _entries(steps: list[StoryStep], failing: StoryStep | None) -> list[_Entry]:
             and step.location == last.first.location
             and not step.is_async
             and step.switched_from is None
+            and step.time_note is None
+            and last.first.time_note is None
             and last.first.operation != PREEMPTED
             and step is not failing
             and last.first is not failing
@@ -129,7 +133,7 @@ def _kept(entries: list[_Entry], failing: StoryStep | None, limit: int) -> set[i
     kept = set(range(max(0, len(entries) - limit), len(entries)))
     for index, entry in enumerate(entries):
         first = entry.first
-        if first.switched_from is not None or first.operation == PREEMPTED or first is failing:
+        if first.switched_from is not None or first.operation == PREEMPTED or first is failing or first.time_note:
             kept.add(index)
     return kept
 

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from dnsse.engine.bugs import Bug
 from dnsse.engine.choices import Choice
+from dnsse.engine.clock import Stall
 from dnsse.engine.limits import Limits
 from dnsse.engine.hash_seed import valid_hash_seed
 from dnsse.engine.memory import MIN_MEMORY_LIMIT
@@ -65,6 +66,8 @@ class Trace:
     hash_seed: int | None = None
     # The memory limit (bytes) of the recording process (None: none); replay runs under it.
     memory_limit: int | None = None
+    # Where the run stalled its runnable agents so that a deadline came first: within limits.max_delay.
+    stalls: list[Stall] = field(default_factory=list)
 
     def to_json(self) -> dict:
         return {
@@ -84,6 +87,10 @@ class Trace:
             "source_sha256": self.source_sha256,
             "hash_seed": self.hash_seed,
             "memory_limit": self.memory_limit,
+            "stalls": [
+                {"step": stall.step, "agent": stall.agent, "seconds": stall.seconds, "until": stall.until}
+                for stall in self.stalls
+            ],
             "bug": self.bug.to_json(),
             "choices": [choice.to_json() for choice in self.choices],
         }
@@ -159,6 +166,7 @@ def read_trace(path: Path) -> Trace:
             source_sha256=str(raw.get("source_sha256", "")),
             hash_seed=_hash_seed(raw),
             memory_limit=_memory_limit(raw),
+            stalls=_stalls(raw),
         )
         check_number(trace.world_size, Bounds("the field 'world_size'", 1, MAX_WORLD_SIZE))
         if not trace.choices:
@@ -168,6 +176,15 @@ def read_trace(path: Path) -> Trace:
     except BadInput as error:
         raise BadInput(f"the trace {path} is malformed: {error}") from None
     return trace
+
+
+def _stalls(raw: dict) -> list[Stall]:
+    stalls = raw.get("stalls", [])
+    if not isinstance(stalls, list):
+        raise ValueError("the field 'stalls' must be a list")
+    return [
+        Stall(int(item["step"]), str(item["agent"]), float(item["seconds"]), float(item["until"])) for item in stalls
+    ]
 
 
 def _pinned(raw: dict) -> list[str]:

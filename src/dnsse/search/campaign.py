@@ -547,4 +547,5 @@ def _trace_of(
         source_sha256=target.source_sha256,
         hash_seed=current_hash_seed(),
         memory_limit=memory_limit(),
+        stalls=result.stalls,
     )
