@@ -463,6 +463,9 @@ _fault_log: object = None
 
 def _verified_line(verified: dict) -> str:
     bound = "no bound" if verified["bound"] == "none" else verified["bound"]
+    if "max_delay" in verified:
+        delay = verified["max_delay"]
+        bound += f", delays <= {delay if delay == 'inf' else f'{delay:g}s'}"
     return (
         f"verified ({bound}, {verified['executions']} executions, {verified['method']}): {verified['covers']}. "
         f"Not covered: {verified['excludes']}."

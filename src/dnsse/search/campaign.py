@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,6 +14,7 @@ from dnsse.coverage.arcs import ArcRecorder, BranchCoverage
 from dnsse.coverage.feedback import CoverageMap
 from dnsse.coverage.recorder import arc_recorder
 from dnsse.engine.bugs import Bug, BugKind
+from dnsse.engine.clock import format_delay
 from dnsse.engine.choices import Chooser, ReplayChooser
 from dnsse.engine.determinism import Expected
 from dnsse.engine.execution import Limits
@@ -344,6 +346,8 @@ class Campaign:
                 f"{len(self.inconclusive)} execution{'s' if len(self.inconclusive) != 1 else ''} hit the "
                 "wall-clock limit and could not be judged"
             )
+        if verified is not None:
+            verified = with_delay_bound(verified, self.config.limits)
         return CampaignResult(
             target=str(self.target.spec),
             framework=self.framework.name,
@@ -518,6 +522,18 @@ def engine_report(strategy: object) -> dict[str, dict[str, int]] | None:
 def _exhausted(strategy: object) -> bool:
     """Whether a systematic strategy has nothing left to try (random ones never do)."""
     return bool(getattr(strategy, "exhausted", False))
+
+
+def with_delay_bound(verified: dict, limits: Limits) -> dict:
+    """What an exhausted search covered, with the delay bound it covered it under (dnsse.engine.clock)."""
+    delay = format_delay(limits.max_delay)
+    return {
+        **verified,
+        "max_delay": "inf" if math.isinf(limits.max_delay) else limits.max_delay,
+        "covers": f"{verified['covers']}; time as the program's sleeps, timeouts and steps make it, with the "
+        f"agents that could run stalled for at most {delay} in all (--max-delay), and fair scheduling after "
+        f"the first {limits.unfair_steps:,} steps",
+    }
 
 
 def _trace_of(
