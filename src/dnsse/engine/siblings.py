@@ -45,8 +45,9 @@ ImportFunction = Callable[..., types.ModuleType]
 class SiblingModules:
     """The modules that live in the target's directory, and the code of each, compiled once."""
 
-    def __init__(self, target: Path, tree: ast.Module) -> None:
-        self.directory = target.parent
+    def __init__(self, target: Path, tree: ast.Module, directory: Path | None = None) -> None:
+        """``directory``: where the program's own modules are found, when not beside ``target`` (``python -m``)."""
+        self.directory = directory if directory is not None else target.parent
         self._codes: dict[Path, types.CodeType] = {}
         # Top-level names importable from the directory (modules and packages).
         self.names = frozenset(_entries(self.directory))

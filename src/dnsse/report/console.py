@@ -16,6 +16,7 @@ from typing import TextIO
 
 from dnsse.coverage.arcs import ArcRecorder
 from dnsse.engine.bugs import BugKind
+from dnsse.engine.launch import is_command
 from dnsse.engine.location import short_path
 from dnsse.engine.runner import ExecutionResult
 from dnsse.engine.target import LoadedTarget
@@ -156,6 +157,8 @@ def tell_replay(trace_path: Path, force: bool = False) -> tuple[Story, str]:
 
 def short_target(target: str) -> str:
     """``FILE.py:FUNC`` with the file relative to where dnsse was started, when below it."""
+    if is_command(target):
+        return target  # a launch command: as the user wrote it
     path, colon, function = target.rpartition(":")
     return f"{short_path(path)}:{function}" if colon else target
 

@@ -1,7 +1,8 @@
 """Bug traces on disk: plain JSON, written atomically, read back with validation.
 
-A trace holds everything replay needs: the target, its framework and world
-size, the input values, the execution limits, the hash seed the process ran
+A trace holds everything replay needs: the target (``FILE.py:FUNC``, or
+the launch command as the user gave it, with the directory its relative
+paths start in), its framework and world size, the input values, the execution limits, the hash seed the process ran
 under, and the choice sequence, each choice with what it chose (so replay can
 say where a run left the recorded one), and the digest of the target's
 source, so that replaying a changed program says so.
@@ -64,6 +65,8 @@ class Trace:
     hash_seed: int | None = None
     # The memory limit (bytes) of the recording process (None: none); replay runs under it.
     memory_limit: int | None = None
+    # Where a launch command's relative paths start ("" for FILE.py:FUNC, whose path is absolute).
+    directory: str = ""
 
     def to_json(self) -> dict:
         return {
@@ -83,6 +86,7 @@ class Trace:
             "source_sha256": self.source_sha256,
             "hash_seed": self.hash_seed,
             "memory_limit": self.memory_limit,
+            "directory": self.directory,
             "bug": self.bug.to_json(),
             "choices": [choice.to_json() for choice in self.choices],
         }
@@ -158,6 +162,7 @@ def read_trace(path: Path) -> Trace:
             source_sha256=str(raw.get("source_sha256", "")),
             hash_seed=_hash_seed(raw),
             memory_limit=_memory_limit(raw),
+            directory=str(raw.get("directory") or ""),
         )
         check_number(trace.world_size, Bounds("the field 'world_size'", 1, MAX_WORLD_SIZE))
         if not trace.choices:

@@ -1,0 +1,130 @@
+"""torch programs as their users launch them: torchrun's ranks, and ranks that ``mp.spawn`` starts.
+
+- ``torchrun [OPTIONS] FILE.py ARGS``: every rank runs the file as
+  ``__main__`` with the environment torchrun gives it (:mod:`dnsse.engine.torchrun`),
+  from the start of the execution; its ``init_process_group()`` (``env://``)
+  binds to the controlled default group.
+- ``python FILE.py ARGS`` (or an entry function that takes no rank): one
+  process, the launcher, runs the file. ``torch.multiprocessing.spawn(fn,
+  args, nprocs)`` and ``start_processes`` there start ``nprocs`` controlled
+  ranks running ``fn(i, *args)``, each in a process of its own that inherits
+  the launcher's environment as it is then; ``join`` waits for them all, as
+  torch's does. An exception in a rank is a bug of that rank, as in an entry
+  function (torch's join would raise it in the launcher, ending the job).
+
+Each process's own ``os.environ`` is :mod:`dnsse.engine.process_env`'s.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable
+
+import torch.multiprocessing
+
+from dnsse.engine.agent import ThreadAgent
+from dnsse.engine.execution import ExecutionAborted, current_agent
+from dnsse.engine.operation import Access, Operation
+from dnsse.engine.process_env import ProcessEnvironments
+from dnsse.engine.uncontrolled import refuse
+from dnsse.frameworks.threads.primitive import block_until
+from dnsse.frameworks.torch_dist.world import RankState, World, rank_here
+
+if TYPE_CHECKING:
+    from dnsse.engine.execution import Execution
+
+_real_start_processes = torch.multiprocessing.start_processes
+_NESTED = (
+    "a rank that starts processes of its own would start ranks of a second job beside the first; dnsse runs "
+    "the ranks that torchrun, or the launching process's mp.spawn, starts"
+)
+
+
+@dataclass(eq=False)
+class Launches:
+    """One execution's launcher: how it makes a world of ranks, and whose environment is whose."""
+
+    execution: Execution
+    # Makes a world of N ranks, each with its body: ``start_ranks(size, body_of_rank)``.
+    start_ranks: Callable[[int, Callable[[RankState], Callable[[], None]]], World]
+    environments: ProcessEnvironments
+
+
+def launches_of(execution: Execution) -> Launches | None:
+    found = execution.framework_state.get("torch.launches")
+    return found if isinstance(found, Launches) else None
+
+
+class ProcessContext:
+    """What ``mp.spawn(join=False)`` returns: the started ranks, and ``join`` for them."""
+
+    def __init__(self, agents: list[ThreadAgent]) -> None:
+        self.agents = agents
+        self.processes = agents
+
+    def pids(self) -> list[int]:
+        return [agent.id for agent in self.agents]
+
+    def join(self, timeout: float | None = None, grace_period: float | None = None) -> bool:
+        """True once every rank ended; a rank's exception has ended the execution as its bug before."""
+        caller = current_agent()
+        assert caller is not None
+        objects = tuple((f"agent#{agent.id}", Access.READ) for agent in self.agents)
+        operation = Operation("process.join", objects, "mp.spawn's ranks")
+        running = [agent for agent in self.agents if not agent.done]
+        return block_until(
+            caller,
+            operation,
+            lambda: all(agent.done for agent in self.agents),
+            lambda: f"the ranks mp.spawn started ({', '.join(a.name for a in running)}) to finish",
+            timeout,
+        )
+
+
+def spawn(
+    fn: Callable[..., object],
+    args: tuple = (),
+    nprocs: int = 1,
+    join: bool = True,
+    daemon: bool = False,
+    start_method: str = "spawn",
+) -> ProcessContext | None:
+    """``torch.multiprocessing.spawn``: ``nprocs`` controlled ranks running ``fn(rank, *args)``."""
+    return start_processes(fn, args, nprocs, join, daemon, start_method)
+
+
+def start_processes(
+    fn: Callable[..., object],
+    args: tuple = (),
+    nprocs: int = 1,
+    join: bool = True,
+    daemon: bool = False,
+    start_method: str = "spawn",
+) -> ProcessContext | None:
+    """``torch.multiprocessing.start_processes``, any start method."""
+    agent = current_agent()
+    launches = launches_of(agent.execution) if agent is not None else None
+    if agent is None or launches is None:
+        return _real_start_processes(fn, args, nprocs, join, daemon, start_method)
+    if rank_here() is not None:
+        refuse("torch.multiprocessing.spawn", _NESTED)
+    if not isinstance(nprocs, int) or nprocs < 1:
+        raise ValueError(f"nprocs must be a positive int, got {nprocs!r}")
+    environments = launches.environments
+
+    def body_of(state: RankState) -> Callable[[], None]:
+        environments.inherit(state, None)
+        return lambda: fn(state.rank, *args)
+
+    agent.execution.yield_point(agent, Operation("process.start", (), f"mp.spawn of {nprocs} ranks"))
+    world = launches.start_ranks(nprocs, body_of)
+    context = ProcessContext([state.main_agent for state in world.ranks])
+    if not join:
+        return context
+    context.join()
+    if agent.execution.aborted:
+        raise ExecutionAborted()
+    return None
+
+
+REPLACEMENTS: dict[str, Any] = {"spawn": spawn, "start_processes": start_processes}
