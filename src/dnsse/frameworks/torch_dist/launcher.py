@@ -36,7 +36,8 @@ if TYPE_CHECKING:
 _real_start_processes = torch.multiprocessing.start_processes
 _NESTED = (
     "a rank that starts processes of its own would start ranks of a second job beside the first; dnsse runs "
-    "the ranks that torchrun, or the launching process's mp.spawn, starts"
+    "the ranks that torchrun, or the launching process's mp.spawn, starts: check the script that calls mp.spawn "
+    "(`dnsse check FILE.py`), or the function the processes run (FILE.py:FUNC with --world-size N)"
 )
 
 
@@ -90,7 +91,7 @@ def spawn(
     start_method: str = "spawn",
 ) -> ProcessContext | None:
     """``torch.multiprocessing.spawn``: ``nprocs`` controlled ranks running ``fn(rank, *args)``."""
-    return start_processes(fn, args, nprocs, join, daemon, start_method)
+    return _start(fn, args, nprocs, join, daemon, start_method, "torch.multiprocessing.spawn")
 
 
 def start_processes(
@@ -102,12 +103,25 @@ def start_processes(
     start_method: str = "spawn",
 ) -> ProcessContext | None:
     """``torch.multiprocessing.start_processes``, any start method."""
+    return _start(fn, args, nprocs, join, daemon, start_method, "torch.multiprocessing.start_processes")
+
+
+def _start(
+    fn: Callable[..., object],
+    args: tuple,
+    nprocs: int,
+    join: bool,
+    daemon: bool,
+    start_method: str,
+    api: str,
+) -> ProcessContext | None:
     agent = current_agent()
-    launches = launches_of(agent.execution) if agent is not None else None
-    if agent is None or launches is None:
+    if agent is None:
+        # dnsse's own code, outside every execution.
         return _real_start_processes(fn, args, nprocs, join, daemon, start_method)
-    if rank_here() is not None:
-        refuse("torch.multiprocessing.spawn", _NESTED)
+    launches = launches_of(agent.execution)
+    if launches is None or rank_here() is not None:
+        refuse(api, _NESTED)
     if not isinstance(nprocs, int) or nprocs < 1:
         raise ValueError(f"nprocs must be a positive int, got {nprocs!r}")
     environments = launches.environments
