@@ -99,7 +99,13 @@ class LoadedTarget:
             )
         # Modules beside the target are the program's too: fresh in every copy, traced, located in reports.
         self.siblings = SiblingModules(spec.path, tree, spec.launch.root if spec.launch is not None else None)
-        if framework == "auto":
+        torchrun = spec.launch is not None and spec.launch.torchrun is not None
+        if torchrun and framework not in ("auto", "torch"):
+            raise BadInput(f"the program is launched with torchrun, which runs torch ranks; --framework {framework} "
+                           "does not fit it (leave --framework out)")
+        if framework == "auto" and torchrun:
+            framework = "torch"  # torchrun starts torch ranks, whatever the script imports
+        elif framework == "auto":
             framework = detect_framework(tree)
             if framework == "threads":
                 framework = _framework_of_files(self.siblings.files)
