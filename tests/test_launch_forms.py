@@ -139,6 +139,23 @@ def test_an_entry_function_that_spawns_its_ranks_and_an_exception_in_one_of_them
     assert "rank 1 failed after the all_reduce (3.0)" in report["bugs"][0]["message"]
 
 
+@pytest.mark.torch
+def test_the_tutorial_s_one_mp_process_per_rank_launcher_passes_and_its_p2p_deadlock_is_found(tmp_path: Path) -> None:
+    passes(tmp_path / "a", "process_tutorial.py", "--strategy", "random", budget=60)
+    found(tmp_path / "b", "deadlock", "process_tutorial.py", "--", "--recv-first")
+
+
+@pytest.mark.torch
+def test_an_mp_process_that_is_no_rank_s_stays_refused(tmp_path: Path) -> None:
+    program = tmp_path / "other.py"
+    program.write_text(
+        "import multiprocessing as mp\nimport torch.distributed\n\n\ndef work(name):\n    pass\n\n\n"
+        "if __name__ == '__main__':\n    p = mp.Process(target=work, args=('x',))\n    p.start()\n    p.join()\n"
+    )
+    said = refused(tmp_path, str(program))
+    assert "multiprocessing (a new process started by Process.start" in said and "other.py:11" in said
+
+
 def test_a_ray_script_s_main_block_is_its_driver(tmp_path: Path) -> None:
     passes(tmp_path / "a", "ray_driver.py")
     report = found(tmp_path / "b", "exception", "ray_driver.py", "--", "--max-concurrency", "2")

@@ -40,12 +40,13 @@ from dnsse.engine.bugs import Bug
 from dnsse.engine.collector import old_objects_frozen
 from dnsse.engine.execution import Execution
 from dnsse.engine.main_module import run_as_main
+from dnsse.engine.process_calls import PROCESS_STARTER
 from dnsse.engine.process_env import ProcessEnvironments, chained
 from dnsse.engine.target import InputParameter, LoadedTarget, require_no_positional_parameters
 from dnsse.engine.uncontrolled import import_refused
 from dnsse.errors import BadInput
 from dnsse.frameworks.torch_dist.collectives import Collectives
-from dnsse.frameworks.torch_dist.launcher import Launches
+from dnsse.frameworks.torch_dist.launcher import Launches, start_process
 from dnsse.frameworks.torch_dist.p2p import Mailboxes
 from dnsse.frameworks.torch_dist.patching import installed
 from dnsse.frameworks.torch_dist.process_groups import DefaultGroups
@@ -137,6 +138,7 @@ class TorchFramework:
             return
         environments = ProcessEnvironments(rank_here)
         execution.on_resume = chained(execution.on_resume, environments.resumed)
+        execution.framework_state[PROCESS_STARTER] = start_process
         execution.framework_state["torch.launches"] = Launches(
             execution,
             lambda size, program_of: self._start_ranks(

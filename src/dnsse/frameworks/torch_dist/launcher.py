@@ -11,13 +11,22 @@
   the launcher's environment as it is then; ``join`` waits for them all, as
   torch's does. An exception in a rank is a bug of that rank, as in an entry
   function (torch's join would raise it in the launcher, ending the job).
+- ``mp.Process(target=init_process, args=(rank, size, ...))`` started by the
+  launcher, one per rank (the pattern of "Writing Distributed Applications
+  with PyTorch"): the first two arguments are taken as the rank and the
+  world size, as in an entry function; the first process started makes a
+  world of ``size`` ranks, each of which runs its process's ``run()`` once
+  that process is started, and ``join``, ``is_alive`` and ``exitcode`` of
+  the process follow its rank. A process whose arguments do not start with
+  a rank and a world size stays refused (exit 2).
 
 Each process's own ``os.environ`` is :mod:`dnsse.engine.process_env`'s.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import multiprocessing.process
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
 import torch.multiprocessing
@@ -49,6 +58,8 @@ class Launches:
     # Makes a world of N ranks, each with its body: ``start_ranks(size, body_of_rank)``.
     start_ranks: Callable[[int, Callable[[RankState], Callable[[], None]]], World]
     environments: ProcessEnvironments
+    # The world whose ranks mp.Process objects start one by one, and the process of each rank so far.
+    process_world: tuple[World, list] | None = field(default=None)
 
 
 def launches_of(execution: Execution) -> Launches | None:
@@ -139,6 +150,83 @@ def _start(
     if agent.execution.aborted:
         raise ExecutionAborted()
     return None
+
+
+class ControlledPopen:
+    """What a started ``mp.Process`` holds as its ``_popen``: its rank's agent stands for the child process."""
+
+    def __init__(self, agent: ThreadAgent) -> None:
+        self.agent = agent
+        self.pid = agent.id + 1
+        self.returncode: int | None = None
+
+    def poll(self, flag: int = 0) -> int | None:
+        # An exception in the rank has ended the execution as its bug: only a normal end is seen here.
+        return 0 if self.agent.done else None
+
+    def wait(self, timeout: float | None = None) -> int | None:
+        caller = current_agent()
+        if caller is not None and not self.agent.done:
+            operation = Operation("process.join", ((f"agent#{self.agent.id}", Access.READ),), self.agent.name)
+            block_until(caller, operation, lambda: self.agent.done, lambda: f"{self.agent.name} to finish", timeout)
+        return self.poll()
+
+    def terminate(self) -> None:
+        refuse("multiprocessing.Process.terminate", "dnsse runs a rank to its end; let the rank return instead")
+
+    kill = terminate
+
+    def close(self) -> None:
+        pass
+
+
+def start_process(process: multiprocessing.process.BaseProcess) -> bool:
+    """``process.start()`` by the launching process: its rank runs it; False when it is no rank's process."""
+    agent = current_agent()
+    launches = launches_of(agent.execution) if agent is not None else None
+    arguments = getattr(process, "_args", ())
+    if agent is None or launches is None or rank_here() is not None or not _rank_and_size(arguments):
+        return False
+    rank, size = arguments[0], arguments[1]
+    current = launches.process_world
+    if current is None or current[0].size != size or all(given is not None for given in current[1]):
+        agent.execution.yield_point(agent, Operation("process.start", (), f"mp.Process of rank {rank}"))
+        processes: list = [None] * size
+
+        def program_of(state: RankState) -> Callable[[], None]:
+            return lambda: _run_when_started(state, processes)
+
+        current = launches.process_world = (launches.start_ranks(size, program_of), processes)
+    else:
+        agent.execution.yield_point(agent, Operation("process.start", (), f"mp.Process of rank {rank}"))
+    world, processes = current
+    if processes[rank] is not None:
+        return False  # a second process for one rank: not the one-process-per-rank launcher
+    state = world.ranks[rank]
+    launches.environments.inherit(state, None)
+    processes[rank] = process
+    process._popen = ControlledPopen(state.main_agent)  # type: ignore[attr-defined]
+    return True
+
+
+def _rank_and_size(arguments: tuple) -> bool:
+    if len(arguments) < 2 or not all(type(value) is int for value in arguments[:2]):
+        return False
+    return 0 <= arguments[0] < arguments[1]
+
+
+def _run_when_started(state: RankState, processes: list) -> None:
+    """The rank's process runs once the launcher started its mp.Process (a rank never started waits: a hang)."""
+    agent = state.main_agent
+    if processes[state.rank] is None:
+        block_until(
+            agent,
+            Operation("process.started", (), agent.name),
+            lambda: processes[state.rank] is not None,
+            lambda: f"its mp.Process (rank {state.rank}) to be started",
+            None,
+        )
+    processes[state.rank].run()
 
 
 REPLACEMENTS: dict[str, Any] = {"spawn": spawn, "start_processes": start_processes}
