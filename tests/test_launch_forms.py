@@ -82,6 +82,7 @@ def test_a_torchrun_script_s_hang_at_a_rank_0_only_barrier_is_found_and_replayed
     assert trace["directory"] == str(PROGRAMS.resolve())
 
 
+@pytest.mark.slow
 @pytest.mark.torch
 def test_nnodes_runs_every_node_s_ranks_with_node_local_numbering_and_argv_as_given(tmp_path: Path) -> None:
     out = tmp_path / "dumps"
@@ -113,25 +114,37 @@ def test_rank_environments_are_undone_after_every_execution(tmp_path: Path) -> N
     assert dict(os.environ) == before and sys.argv == argv
 
 
+@pytest.mark.slow
 @pytest.mark.torch
 def test_a_package_module_under_torchrun_with_a_relative_import(tmp_path: Path) -> None:
     passes(tmp_path, "--", "torchrun", "--nproc-per-node", "3", "-m", "trainer.train", "--items", "7", budget=10)
 
 
+@pytest.mark.slow
 @pytest.mark.torch
 @pytest.mark.parametrize("demo", ["all_reduce", "ring"])
 def test_the_tutorials_mp_spawn_launcher_starts_the_ranks(demo: str, tmp_path: Path) -> None:
     passes(tmp_path, "spawn_tutorial.py", "--", "--world-size", "3", "--demo", demo)
 
 
+@pytest.mark.slow
 @pytest.mark.torch
 def test_a_deadlock_among_the_ranks_mp_spawn_started_is_found_and_names_the_joining_launcher(tmp_path: Path) -> None:
-    done, report = check(tmp_path, "--", "python", "spawn_tutorial.py", "--world-size", "3", "--demo", "ring-recv-first")
+    done, report = check(
+        tmp_path, "--", "python", "spawn_tutorial.py", "--world-size", "3", "--demo", "ring-recv-first"
+    )
     assert done.returncode == 1 and report is not None and report["bugs"][0]["kind"] == "deadlock", done.stdout
     assert "main waits for the ranks mp.spawn started (rank 0, rank 1, rank 2) to finish" in done.stdout
     assert dnsse("replay", report["bugs"][0]["trace"], cwd=tmp_path).returncode == 1
 
 
+@pytest.mark.slow
+@pytest.mark.torch
+def test_the_ddp_tutorial_s_basic_demo_passes(tmp_path: Path) -> None:
+    passes(tmp_path, "ddp_tutorial.py", budget=5)
+
+
+@pytest.mark.slow
 @pytest.mark.torch
 def test_an_entry_function_that_spawns_its_ranks_and_an_exception_in_one_of_them(tmp_path: Path) -> None:
     passes(tmp_path / "a", "spawn_entry.py:main", budget=10)
@@ -139,12 +152,14 @@ def test_an_entry_function_that_spawns_its_ranks_and_an_exception_in_one_of_them
     assert "rank 1 failed after the all_reduce (3.0)" in report["bugs"][0]["message"]
 
 
+@pytest.mark.slow
 @pytest.mark.torch
 def test_the_tutorial_s_one_mp_process_per_rank_launcher_passes_and_its_p2p_deadlock_is_found(tmp_path: Path) -> None:
     passes(tmp_path / "a", "process_tutorial.py", "--strategy", "random", budget=60)
     found(tmp_path / "b", "deadlock", "process_tutorial.py", "--", "--recv-first")
 
 
+@pytest.mark.slow
 @pytest.mark.torch
 def test_an_mp_process_that_is_no_rank_s_stays_refused(tmp_path: Path) -> None:
     program = tmp_path / "other.py"
@@ -156,12 +171,14 @@ def test_an_mp_process_that_is_no_rank_s_stays_refused(tmp_path: Path) -> None:
     assert "multiprocessing (a new process started by Process.start" in said and "other.py:11" in said
 
 
+@pytest.mark.slow
 def test_a_ray_script_s_main_block_is_its_driver(tmp_path: Path) -> None:
     passes(tmp_path / "a", "ray_driver.py")
     report = found(tmp_path / "b", "exception", "ray_driver.py", "--", "--max-concurrency", "2")
     assert "lost an increment" in report["bugs"][0]["message"] and report["framework"] == "ray"
 
 
+@pytest.mark.slow
 def test_a_threads_script_runs_as_main_with_its_arguments(tmp_path: Path) -> None:
     passes(tmp_path / "a", "threads_counter.py", "--", "--workers", "3")
     report = found(tmp_path / "b", "exception", "--", "python3", "-u", "threads_counter.py", "--no-lock")
@@ -172,18 +189,41 @@ def test_a_threads_script_runs_as_main_with_its_arguments(tmp_path: Path) -> Non
 @pytest.mark.parametrize(
     ("words", "said"),
     [
-        (["--", "torchrun", "--nproc_per_node=2", "train_torchrun.py", "--epochz", "2"],
-         "the program rejected its command-line arguments (train_torchrun.py: error: unrecognized arguments: "
-         "--epochz 2)"),
+        pytest.param(
+            ["--", "torchrun", "--nproc_per_node=2", "train_torchrun.py", "--epochz", "2"],
+            "the program rejected its command-line arguments (train_torchrun.py: error: unrecognized arguments: "
+            "--epochz 2)",
+            marks=pytest.mark.slow,
+        ),
         (["--", "torchrun", "--nnodes", "1:2", "train_torchrun.py"], "torchrun's option --nnodes 1:2 is not supported"),
         (["--", "torchrun", "--no-python", "train_torchrun.py"], "torchrun's option --no-python is not supported"),
-        (["--", "torchrun", "--bogus", "2", "train_torchrun.py"], "unrecognized arguments: --bogus"),
-        (["--", "torchrun", "--nproc-per-node", "2", "missing.py"], "the program file missing.py does not exist"),
+        pytest.param(
+            ["--", "torchrun", "--bogus", "2", "train_torchrun.py"],
+            "unrecognized arguments: --bogus",
+            marks=pytest.mark.slow,
+        ),
+        pytest.param(
+            ["--", "torchrun", "--nproc-per-node", "2", "missing.py"],
+            "the program file missing.py does not exist",
+            marks=pytest.mark.slow,
+        ),
         (["missing.py"], "the program file missing.py does not exist"),
-        (["--", "bash", "run.sh"], "'bash' is neither"),
+        pytest.param(
+            ["--", "bash", "run.sh"],
+            "'bash' is neither",
+            marks=pytest.mark.slow,
+        ),
         (["--"], "give the program to check"),
-        (["spawn_entry.py:main", "--", "--x"], "an entry function, which takes no command-line arguments"),
-        (["--", "python", "-m", "no_such_module"], "no module 'no_such_module' under"),
+        pytest.param(
+            ["spawn_entry.py:main", "--", "--x"],
+            "an entry function, which takes no command-line arguments",
+            marks=pytest.mark.slow,
+        ),
+        pytest.param(
+            ["--", "python", "-m", "no_such_module"],
+            "no module 'no_such_module' under",
+            marks=pytest.mark.slow,
+        ),
         (["--world-size", "3", "--", "torchrun", "--nproc-per-node", "2", "train_torchrun.py"],
          "--world-size 3 disagrees with the torchrun command, which starts 2 ranks"),
     ],
@@ -192,6 +232,7 @@ def test_what_cannot_be_run_is_exit_2_naming_it(words: list[str], said: str, tmp
     assert said in refused(tmp_path, *words)
 
 
+@pytest.mark.slow
 @pytest.mark.torch
 def test_a_torchrun_script_run_with_plain_python_is_told_to_use_torchrun(tmp_path: Path) -> None:
     said = refused(tmp_path, "train_torchrun.py")

@@ -72,7 +72,9 @@ def is_command(text: str) -> bool:
 def parse_command(command: list[str], directory: Path) -> Launch:
     """The launch of ``command`` given in ``directory``; BadInput naming what is wrong or not supported."""
     if not command:
-        raise BadInput("no command after `--`; give the command you run, e.g. `-- torchrun --nproc-per-node 2 train.py`")
+        raise BadInput(
+            "no command after `--`; give the command you run, e.g. `-- torchrun --nproc-per-node 2 train.py`"
+        )
     program, rest = command[0], list(command[1:])
     if _is_torchrun(program):
         return _torchrun(command, rest, directory)
@@ -90,11 +92,15 @@ def parse_command(command: list[str], directory: Path) -> Launch:
         elif flag[:2] in _IGNORED_WITH_VALUE or flag in _IGNORED_FLAGS:
             continue
         elif flag == "-c":
-            raise BadInput("`python -c CODE` is not supported by dnsse; put the code in a file and give `python FILE.py`")
+            raise BadInput(
+                "`python -c CODE` is not supported by dnsse; put the code in a file and give `python FILE.py`"
+            )
         else:
             raise BadInput(f"python's option {flag} is not supported by dnsse; leave it out of the command")
     if not rest:
-        raise BadInput(f"the command {shlex.join(command)!r} names no program: give `python FILE.py` or `python -m MODULE`")
+        raise BadInput(
+            f"the command {shlex.join(command)!r} names no program: give `python FILE.py` or `python -m MODULE`"
+        )
     if rest[0] == "-m":
         if len(rest) < 2:
             raise BadInput("`python -m` needs a module name")

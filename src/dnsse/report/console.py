@@ -49,7 +49,9 @@ class CheckConsole:
     def start(self, target: LoadedTarget, framework: Framework) -> None:
         arguments = self.arguments
         if not self.quiet:
-            ranks = f", {arguments.world_size} ranks" if framework.name == "torch" else ""
+            # A launcher's ranks are those it spawns: known only when it does.
+            fixed = target.launch is None or target.launch.torchrun is not None
+            ranks = f", {arguments.world_size} ranks" if framework.name == "torch" and fixed else ""
             self.print(
                 f"dnsse: checking {arguments.target} ({framework.name}{ranks}) with {arguments.strategy}, "
                 f"budget {arguments.budget} executions, seed {arguments.seed}"
