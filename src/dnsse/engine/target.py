@@ -98,7 +98,12 @@ class LoadedTarget:
                 f"name one of: {', '.join(_top_level_functions(tree)) or '(none defined)'}"
             )
         # Modules beside the target are the program's too: fresh in every copy, traced, located in reports.
-        self.siblings = SiblingModules(spec.path, tree, spec.launch.root if spec.launch is not None else None)
+        launch = spec.launch
+        self.siblings = (
+            SiblingModules(spec.path, tree)
+            if launch is None
+            else SiblingModules(spec.path, tree, launch.root, launch.package or "")
+        )
         torchrun = spec.launch is not None and spec.launch.torchrun is not None
         if torchrun and framework not in ("auto", "torch"):
             raise BadInput(f"the program is launched with torchrun, which runs torch ranks; --framework {framework} "
