@@ -141,9 +141,11 @@ def current_rank(api: str) -> RankState:
             # The launching process of `python FILE.py`: no rank, and no environment to make it one.
             agent.execution.refuse(
                 f"torch.distributed.{api} was called by the process that launches the program, which is no rank "
-                "(at " + call_site(agent.execution.source_files) + "): dnsse runs `python FILE.py` as one process, "
-                "whose ranks are those it starts with torch.multiprocessing.spawn. Give dnsse the command that "
-                "starts the ranks for real: `dnsse check -- torchrun --nproc-per-node N FILE.py ARGS`"
+                "(at " + call_site(agent.execution.source_files) + "): dnsse runs `python FILE.py`, and an entry "
+                "function that takes no rank, as one process, whose ranks are those it starts with "
+                "torch.multiprocessing.spawn or one mp.Process per rank. Give dnsse the command that starts the ranks "
+                "for real, `dnsse check -- torchrun --nproc-per-node N FILE.py ARGS`, or an entry function "
+                "FUNC(rank, world_size)"
             )
             raise ExecutionAborted()
         raise RuntimeError(
