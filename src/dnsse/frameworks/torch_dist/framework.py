@@ -55,7 +55,7 @@ from dnsse.frameworks.torch_dist.rank_globals import keep_torch_globals_per_rank
 from dnsse.frameworks.torch_dist.stream_hangs import explain_stream_hang
 from dnsse.frameworks.torch_dist.streams import wait_for
 from dnsse.frameworks.torch_dist.uncontrolled import REFUSED
-from dnsse.frameworks.torch_dist.world import RankState, World, rank_here
+from dnsse.frameworks.torch_dist.world import LAUNCHES, RankState, World, rank_here
 from dnsse.frameworks.threads.patching import controlled_threading
 from dnsse.frameworks.threads.process_exit import controlled_process_exit, end_of_process, fresh_executor_registry
 from dnsse.frameworks.threads.runtime import runtime_for
@@ -139,7 +139,7 @@ class TorchFramework:
         environments = ProcessEnvironments(rank_here)
         execution.on_resume = chained(execution.on_resume, environments.resumed)
         execution.framework_state[PROCESS_STARTER] = start_process
-        execution.framework_state["torch.launches"] = Launches(
+        execution.framework_state[LAUNCHES] = Launches(
             execution,
             lambda size, program_of: self._start_ranks(
                 execution, size, lambda state: _launched_rank_body(state, program_of(state), self._default_groups)

@@ -37,7 +37,7 @@ from dnsse.engine.operation import Access, Operation
 from dnsse.engine.process_env import ProcessEnvironments
 from dnsse.engine.uncontrolled import refuse
 from dnsse.frameworks.threads.primitive import block_until
-from dnsse.frameworks.torch_dist.world import RankState, World, rank_here
+from dnsse.frameworks.torch_dist.world import LAUNCHES, RankState, World, rank_here
 
 if TYPE_CHECKING:
     from dnsse.engine.execution import Execution
@@ -55,7 +55,7 @@ class Launches:
     """One execution's launcher: how it makes a world of ranks, and whose environment is whose."""
 
     execution: Execution
-    # Makes a world of N ranks, each with its body: ``start_ranks(size, body_of_rank)``.
+    # Makes a world of N ranks: ``start_ranks(size, program_of)``, each rank running ``program_of(its state)``.
     start_ranks: Callable[[int, Callable[[RankState], Callable[[], None]]], World]
     environments: ProcessEnvironments
     # The world whose ranks mp.Process objects start one by one, and the process of each rank so far.
@@ -63,7 +63,7 @@ class Launches:
 
 
 def launches_of(execution: Execution) -> Launches | None:
-    found = execution.framework_state.get("torch.launches")
+    found = execution.framework_state.get(LAUNCHES)
     return found if isinstance(found, Launches) else None
 
 

@@ -115,6 +115,9 @@ def choose_backend(state: RankState, backend: str) -> None:
 
 
 
+# Where an execution of a launched program keeps its launcher (dnsse.frameworks.torch_dist.launcher).
+LAUNCHES = "torch.launches"
+
 # Per OS thread, hence per agent: the rank a thread or asyncio task started by a rank acts for.
 _started_by = _thread._local()
 
@@ -137,7 +140,7 @@ def current_rank(api: str) -> RankState:
     state = rank_here()
     if state is None:
         agent = current_agent()
-        if agent is not None and "torch.launches" in agent.execution.framework_state:
+        if agent is not None and LAUNCHES in agent.execution.framework_state:
             # The launching process of `python FILE.py`: no rank, and no environment to make it one.
             agent.execution.refuse(
                 f"torch.distributed.{api} was called by the process that launches the program, which is no rank "
