@@ -99,6 +99,12 @@ def test_nnodes_runs_every_node_s_ranks_with_node_local_numbering_and_argv_as_gi
         assert env["TORCHELASTIC_MAX_RESTARTS"] == "3" and env["MASTER_ADDR"] == "127.0.0.1"
 
 
+@pytest.mark.slow
+@pytest.mark.torch
+def test_worker_processes_run_a_launch_command_and_its_trace_replays(tmp_path: Path) -> None:
+    found(tmp_path, "collective_mismatch", "--workers", "2", "--", *TRAIN, "--barrier-on-save")
+
+
 @pytest.mark.torch
 def test_rank_environments_are_undone_after_every_execution(tmp_path: Path) -> None:
     from dnsse.search.campaign import CampaignConfig, run_campaign
