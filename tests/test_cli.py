@@ -106,7 +106,7 @@ def test_traces_are_never_overwritten(tmp_path: Path, capsys: pytest.CaptureFixt
     [
         (["check", "missing.py:main"], "does not exist"),
         (["check", f"{PROGRAMS}/threads_counter.py:nothing"], "no top-level function 'nothing'"),
-        (["check", f"{PROGRAMS}/threads_counter.py"], "FILE.py:FUNC"),
+        (["check", f"{PROGRAMS}/threads_counter.py:"], "FILE.py:FUNC"),
         (["check", f"{PROGRAMS}/cli_import_error.py:main"], "ModuleNotFoundError"),
         (["check", f"{PROGRAMS}/threads_counter.py:unlocked", "--strategy", "nonsense"], "unknown strategy"),
         (["check", f"{PROGRAMS}/threads_counter.py:unlocked", "--budget", "0"], "--budget"),

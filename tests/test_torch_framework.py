@@ -25,9 +25,14 @@ def test_inputs_are_the_typed_keyword_parameters_after_rank_and_world_size():
     assert (parameter.name, parameter.type, parameter.default) == ("steps", int, 3)
 
 
-def test_entry_point_without_rank_and_world_size_is_bad_input():
+def test_entry_point_with_a_rank_but_no_world_size_is_bad_input():
     with pytest.raises(BadInput, match=r"must take \(rank, world_size, \.\.\.\)"):
-        TorchFramework(2).inputs(load_program("torch_inputs.py:no_rank"))
+        TorchFramework(2).inputs(load_program("torch_inputs.py:only_rank"))
+
+
+def test_an_entry_point_that_takes_no_rank_launches_the_ranks_and_its_keyword_parameters_are_inputs():
+    (parameter,) = TorchFramework(2).inputs(load_program("torch_inputs.py:no_rank"))
+    assert (parameter.name, parameter.type, parameter.default) == ("steps", int, 3)
 
 
 def test_activate_installs_the_backend_and_per_rank_state_and_puts_them_back():

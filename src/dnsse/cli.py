@@ -72,8 +72,16 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     check = commands.add_parser("check", help="search the schedules of a program for bugs")
-    check.add_argument("target", metavar="FILE.py:FUNC", help="the entry point to check")
-    check.add_argument("--world-size", type=int, default=2, help="ranks of a torch program (default 2)")
+    check.add_argument(
+        "target", metavar="FILE.py:FUNC | FILE.py", nargs="?", default=None,
+        help="the entry point to check, or a file to run as __main__ (`FILE.py -- ARGS` gives it arguments); "
+        "or, after `--`, the command you launch the program with: `-- torchrun --nproc-per-node 4 train.py ARGS`, "
+        "`-- python FILE.py ARGS`, `-- python -m MODULE ARGS` (see docs/launching.md)",
+    )
+    check.add_argument(
+        "--world-size", type=int, default=None,
+        help="ranks of a torch entry function (default 2; under torchrun, its --nnodes × --nproc-per-node)",
+    )
     check.add_argument("--framework", default="auto", choices=["auto", "torch", "ray", "threads"])
     check.add_argument(
         "--strategy",
@@ -169,7 +177,14 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     as_command = argv is None
     argv = list(sys.argv[1:] if argv is None else argv)
-    arguments = _parser().parse_args(argv)
+    head, command = _split_command(argv)
+    arguments = _parser().parse_args(head)
+    if arguments.command == "check":
+        try:
+            arguments.target = target_text(arguments.target, command)
+        except BadInput as error:
+            sys.stderr.write(f"dnsse: {error}\n")
+            return EXIT_BAD_INPUT
     supervising = supervised_directory() is None and arguments.command in ("check", "replay")
     if as_command:
         # Run as a command (not called from Python): a fixed hash seed before any work; the
@@ -214,6 +229,58 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INTERNAL
 
 
+def _split_command(argv: list[str]) -> tuple[list[str], list[str] | None]:
+    """dnsse's own words, and what follows ``--`` (the program's arguments, or its launch command)."""
+    if "--" not in argv:
+        return argv, None
+    index = argv.index("--")
+    return argv[:index], argv[index + 1 :]
+
+
+def target_text(target: str | None, command: list[str] | None) -> str:
+    """The target as campaigns and traces name it: ``FILE.py:FUNC``, or a launch command (DESIGN §2)."""
+    from dnsse.engine.launch import is_command
+
+    if target is None:
+        if not command:
+            raise BadInput(
+                "give the program to check: FILE.py:FUNC, FILE.py [-- ARGS], or `-- ` and the command you launch it "
+                "with (e.g. `dnsse check -- torchrun --nproc-per-node 2 train.py`)"
+            )
+        text = shlex.join(command)
+        if not is_command(text):
+            raise BadInput(
+                f"after `--` comes the command that launches the program, starting with python or torchrun; "
+                f"{command[0]!r} is neither (for a file with arguments, write `dnsse check FILE.py -- ARGS`)"
+            )
+        return text
+    if target.endswith(".py"):
+        return shlex.join(["python", target, *(command or [])])
+    if command is not None:
+        raise BadInput(
+            f"{target} is an entry function, which takes no command-line arguments; to run a file with arguments "
+            "give `FILE.py -- ARGS`, or its launch command after `--`"
+        )
+    return target
+
+
+def _world_size(arguments: argparse.Namespace) -> int:
+    """--world-size, or the ranks torchrun starts; both given and different is bad input."""
+    from dnsse.engine.target import TargetSpec
+
+    launch = TargetSpec.parse(arguments.target).launch
+    torchrun = launch.torchrun if launch is not None else None
+    if torchrun is None:
+        return 2 if arguments.world_size is None else arguments.world_size
+    if arguments.world_size not in (None, torchrun.world_size):
+        raise BadInput(
+            f"--world-size {arguments.world_size} disagrees with the torchrun command, which starts "
+            f"{torchrun.world_size} ranks (--nnodes {torchrun.nnodes} × --nproc-per-node {torchrun.nproc_per_node}); "
+            "leave --world-size out"
+        )
+    return torchrun.world_size
+
+
 def internal_error_message(error: BaseException, debug: bool) -> str:
     """What the user reads when dnsse itself failed (exit 3): not their program's fault."""
     where = "the traceback is above" if debug else "run the same command with --debug to see the traceback"
@@ -242,8 +309,9 @@ def _run_under_fixed_hash_seed(arguments: argparse.Namespace, hand_down: bool = 
 
 def _validate(arguments: argparse.Namespace) -> None:
     """Every option checked before any work starts (see dnsse.validation)."""
+    if arguments.world_size is not None:
+        check_number(arguments.world_size, Bounds("--world-size", 1, MAX_WORLD_SIZE))
     for value, bounds in (
-        (arguments.world_size, Bounds("--world-size", 1, MAX_WORLD_SIZE)),
         (arguments.budget, Bounds("--budget", 1, MAX_BUDGET)),
         (arguments.time_budget, Bounds("--time-budget", 0, MAX_TIME_BUDGET_SECONDS, low_open=True)),
         (arguments.seed, Bounds("--seed", -MAX_SEED, MAX_SEED)),
@@ -279,6 +347,7 @@ def _check(arguments: argparse.Namespace) -> int:
     from dnsse.search.fork_server import fork_this_process
 
     _validate(arguments)
+    arguments.world_size = _world_size(arguments)
     config = CampaignConfig(
         target=arguments.target,
         framework=arguments.framework,

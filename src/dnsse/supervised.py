@@ -18,6 +18,7 @@ from pathlib import Path
 
 from dnsse.engine.bugs import Bug
 from dnsse.engine.memory import default_memory_limit, machine_memory
+from dnsse.engine.target import target_file_name
 from dnsse.report.trace import read_trace
 from dnsse.search.resume import SavedBug, SavedCampaign, discard_state, load_state, save_state
 from dnsse.search.supervisor import (
@@ -59,7 +60,7 @@ def supervise_check(arguments: argparse.Namespace, argv: list[str]) -> int:
                     "before any execution. Run it with plain Python to see why.\n"
                 )
                 return EXIT_BAD_INPUT
-            bug = crash_bug(end, supervisor.fault_lines(str(Path(arguments.target.rpartition(":")[0]).name)))
+            bug = crash_bug(end, supervisor.fault_lines(target_file_name(arguments.target)))
             state = _saved_state(arguments, template)
             state.executions = max(state.executions, record.execution)
             state.elapsed_s = max(state.elapsed_s, time.perf_counter() - started)
@@ -92,7 +93,7 @@ def supervise_replay(arguments: argparse.Namespace, argv: list[str]) -> int:
             return EXIT_TERMINATED if end.interrupted == signal.SIGTERM else EXIT_INTERRUPTED
         if not end.crashed:
             return end.status
-        source = Path(trace.target.rpartition(":")[0]).name
+        source = target_file_name(trace.target)
         bug = crash_bug(end, supervisor.fault_lines(source))
         reproduced = bug.signature() == trace.bug.signature()
         print(f"dnsse: replaying {arguments.trace} ({trace.target}, {len(trace.choices)} choices)")

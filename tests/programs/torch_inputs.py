@@ -15,6 +15,10 @@ def no_rank(steps: int = 3):
     pass
 
 
+def only_rank(rank):
+    pass
+
+
 def globals_per_rank(rank, world_size):
     SEEN.append(rank)
     dist.barrier()

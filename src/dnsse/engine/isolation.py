@@ -3,7 +3,8 @@
 An execution is a function of (target, choices) only if nothing carries over
 from the executions before it. Besides a fresh working directory and seeded
 generators (:mod:`.entropy`), the process-wide state a program commonly
-changes is put back after every execution: ``os.environ``, ``sys.path``, the
+changes is put back after every execution: ``os.environ``, ``sys.path``, ``sys.argv`` (a
+launch command gives the program its own), the
 interpreter's hooks and recursion limit, and torch's global flags (default
 dtype and device, grad mode, deterministic algorithms, anomaly detection,
 intra-op threads).
@@ -80,6 +81,8 @@ def isolated_execution(seed: int) -> Iterator[None]:
     """Seed every generator from ``seed``; restore the process-wide state when the block ends."""
     environment = _raw_environment()
     path = list(sys.path)
+    argv = sys.argv
+    saved_argv = list(argv)
     hooks = _interpreter_hooks()
     restore_torch = _torch_flags()
     seed_random_generators(seed)
@@ -91,6 +94,9 @@ def isolated_execution(seed: int) -> Iterator[None]:
             _restore_environment(_decoded(environment))
         if sys.path != path:
             sys.path[:] = path
+        if sys.argv is not argv or argv != saved_argv:
+            argv[:] = saved_argv
+            sys.argv = argv
         if _interpreter_hooks() != hooks:
             _restore_interpreter_hooks(hooks)
         if restore_torch is not None:

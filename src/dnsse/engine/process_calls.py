@@ -22,7 +22,9 @@ and must neither fail falsely nor escape control:
 - A new process (``multiprocessing``, ``concurrent.futures.ProcessPoolExecutor``,
   ``os.fork``): its code would run outside control, and a forked copy of a
   controlled process holds parked agents. It is refused as an API dnsse does
-  not control (see :mod:`dnsse.engine.uncontrolled`): exit status 2 naming it.
+  not control (see :mod:`dnsse.engine.uncontrolled`): exit status 2 naming it,
+  unless the framework runs such a process as agents of its own (the ranks a
+  torch launcher starts as ``mp.Process``: see ``PROCESS_STARTER``).
 
 ``sys.exit`` needs nothing here: an agent that raises ``SystemExit`` with
 status 0 simply finished (see :mod:`dnsse.engine.agent`).
@@ -130,9 +132,18 @@ _NEW_PROCESS = (
 )
 
 
+# Set by a framework that runs the processes a program starts as agents (torch's ranks): it starts
+# the process, or returns False when it cannot, and the start is refused.
+PROCESS_STARTER = "process.start"
+
+
 def _process_start(self: multiprocessing.process.BaseProcess) -> None:
-    if current_agent() is None:
+    agent = current_agent()
+    if agent is None:
         return _real_process_start(self)
+    starter = agent.execution.framework_state.get(PROCESS_STARTER)
+    if callable(starter) and starter(self):
+        return None
     refuse("multiprocessing (a new process started by Process.start, Pool or ProcessPoolExecutor)", _NEW_PROCESS)
 
 

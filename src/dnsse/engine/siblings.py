@@ -45,12 +45,14 @@ ImportFunction = Callable[..., types.ModuleType]
 class SiblingModules:
     """The modules that live in the target's directory, and the code of each, compiled once."""
 
-    def __init__(self, target: Path, tree: ast.Module) -> None:
-        self.directory = target.parent
+    def __init__(self, target: Path, tree: ast.Module, directory: Path | None = None, package: str = "") -> None:
+        """``directory``: where the program's own modules are found, when not beside ``target``; ``package``:
+        the package ``target`` runs in (both for ``python -m pkg.module``)."""
+        self.directory = directory if directory is not None else target.parent
         self._codes: dict[Path, types.CodeType] = {}
         # Top-level names importable from the directory (modules and packages).
         self.names = frozenset(_entries(self.directory))
-        self.files = frozenset(str(path) for path in self._imported_files(tree))
+        self.files = frozenset(str(path) for path in self._imported_files(tree, package))
 
     def importer(self, copy_name: str) -> tuple[dict[str, Any], Callable[[], None]]:
         """The ``__builtins__`` of one copy of the target, and how to forget that copy's modules."""
@@ -129,10 +131,10 @@ class SiblingModules:
             code = self._codes[path] = compile(path.read_bytes(), str(path), "exec")
         return code
 
-    def _imported_files(self, tree: ast.Module) -> set[Path]:
+    def _imported_files(self, tree: ast.Module, package: str) -> set[Path]:
         """The sibling files that ``tree`` imports, directly or through each other (what the source says)."""
         found: set[Path] = set()
-        pending = [(tree, self.directory, "")]
+        pending = [(tree, self.directory, package)]
         while pending:
             node, directory, package = pending.pop()
             for name in _imported_names(node, package):

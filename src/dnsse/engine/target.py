@@ -1,10 +1,19 @@
-"""The program under test: ``FILE.py:FUNC``, its source, its framework and its inputs."""
+"""The program under test: ``FILE.py:FUNC`` or a launch command, its source, its framework and its inputs.
+
+A launch command (``python FILE.py ARGS``, ``torchrun ... FILE.py ARGS``;
+see :mod:`.launch`) runs its file as ``__main__``: each copy's code reads
+``__name__`` as ``"__main__"``, so ``if __name__ == "__main__":`` runs and
+``logging.getLogger(__name__)`` names ``__main__``, while the copy itself keeps
+its own module name, as every copy of a target does (its classes pickle
+and its helper modules resolve against it).
+"""
 
 from __future__ import annotations
 
 import ast
 import enum
 import hashlib
+import shlex
 import sys
 import types
 import typing
@@ -13,6 +22,7 @@ from pathlib import Path
 
 from dnsse.engine.inputs import InputParameter, Range, domain_for
 from dnsse.engine.isolation import fresh_working_directory
+from dnsse.engine.launch import Launch, is_command, parse_command
 from dnsse.engine.siblings import SiblingModules
 from dnsse.errors import BadInput, NotUnderControl
 
@@ -24,10 +34,15 @@ FRAMEWORKS = ("torch", "ray", "threads")
 @dataclass(frozen=True)
 class TargetSpec:
     path: Path
-    function: str
+    # The entry function; None for a launch command, which runs the file as __main__.
+    function: str | None
+    launch: Launch | None = None
 
     @staticmethod
-    def parse(text: str) -> TargetSpec:
+    def parse(text: str, directory: Path | None = None) -> TargetSpec:
+        """``FILE.py:FUNC``, or a launch command whose relative paths start in ``directory`` (default: here)."""
+        if is_command(text):
+            return TargetSpec.of_command(shlex.split(text), directory or Path.cwd())
         path_text, sep, function = text.rpartition(":")
         if not sep or not path_text or not function:
             raise BadInput(f"the target {text!r} is not of the form FILE.py:FUNC (for example examples/ring.py:main)")
@@ -38,8 +53,18 @@ class TargetSpec:
             raise BadInput(f"{function!r} is not a Python function name; the target is FILE.py:FUNC")
         return TargetSpec(path.resolve(), function)
 
+    @staticmethod
+    def of_command(command: list[str], directory: Path) -> TargetSpec:
+        launch = parse_command(command, directory)
+        return TargetSpec(launch.path, None, launch)
+
+    @property
+    def directory(self) -> Path | None:
+        """Where a launch command's relative paths start (None for FILE.py:FUNC, whose path is absolute)."""
+        return self.launch.directory if self.launch is not None else None
+
     def __str__(self) -> str:
-        return f"{self.path}:{self.function}"
+        return str(self.launch) if self.launch is not None else f"{self.path}:{self.function}"
 
 
 class LoadedTarget:
@@ -61,7 +86,10 @@ class LoadedTarget:
             raise BadInput(
                 f"the target file {spec.path} has a syntax error at line {error.lineno}: {error.msg}"
             ) from None
-        if not any(
+        self.launch = spec.launch
+        if spec.launch is not None:
+            self.code = compile(_read_as_main(tree), str(spec.path), "exec")
+        elif not any(
             isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == spec.function
             for node in tree.body
         ) and not _assigned_at_top_level(tree, spec.function):
@@ -70,8 +98,19 @@ class LoadedTarget:
                 f"name one of: {', '.join(_top_level_functions(tree)) or '(none defined)'}"
             )
         # Modules beside the target are the program's too: fresh in every copy, traced, located in reports.
-        self.siblings = SiblingModules(spec.path, tree)
-        if framework == "auto":
+        launch = spec.launch
+        self.siblings = (
+            SiblingModules(spec.path, tree)
+            if launch is None
+            else SiblingModules(spec.path, tree, launch.root, launch.package or "")
+        )
+        torchrun = spec.launch is not None and spec.launch.torchrun is not None
+        if torchrun and framework not in ("auto", "torch"):
+            raise BadInput(f"the program is launched with torchrun, which runs torch ranks; --framework {framework} "
+                           "does not fit it (leave --framework out)")
+        if framework == "auto" and torchrun:
+            framework = "torch"  # torchrun starts torch ranks, whatever the script imports
+        elif framework == "auto":
             framework = detect_framework(tree)
             if framework == "threads":
                 framework = _framework_of_files(self.siblings.files)
@@ -86,18 +125,26 @@ class LoadedTarget:
         # The inputs of the entry point, by ``skip``: the same for every execution of this code.
         self._inputs: dict[int, list[InputParameter]] = {}
 
-    def instantiate(self) -> types.ModuleType:
-        """Execute the target's module afresh: new globals for every execution (and rank)."""
+    def instantiate(self, announce: typing.Callable[[types.ModuleType], None] | None = None) -> types.ModuleType:
+        """Execute the target's module afresh: new globals for every execution (and rank).
+
+        ``announce`` is told the new module before its code runs (a launched
+        file's code is the whole program).
+        """
         self._copies += 1
         name = f"__dnsse_target_{self._copies}__"
         module = types.ModuleType(name)
         module.__file__ = str(self.spec.path)
+        if self.launch is not None:
+            module.__package__ = self.launch.package
         # `import helper` finds this copy's own helper.py beside the target (see dnsse.engine.siblings).
         module.__builtins__, self._forget[name] = self.siblings.importer(name)  # type: ignore[attr-defined]
         # Classes of the target (dataclasses in particular) look their module
         # up in sys.modules; release() takes it out again after the run.
         sys.modules[name] = module
         try:
+            if announce is not None:
+                announce(module)
             exec(self.code, module.__dict__)
         except BaseException:
             self.release(module)
@@ -117,6 +164,9 @@ class LoadedTarget:
         the module import cleanly before anything can be checked. The answer
         is kept: every execution asks, and the code does not change.
         """
+        if self.launch is not None:
+            # A launch command has no entry point, and its inputs are its arguments, as given.
+            return []
         if skip in self._inputs:
             return self._inputs[skip]
         try:
@@ -167,6 +217,31 @@ class LoadedTarget:
         if not callable(function):
             raise BadInput(f"{self.spec} is not callable after the module ran")
         return function
+
+
+class _MainName(ast.NodeTransformer):
+    """``__name__`` read anywhere in the file is ``"__main__"``."""
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        if node.id == "__name__" and isinstance(node.ctx, ast.Load):
+            return ast.copy_location(ast.Constant("__main__"), node)
+        return node
+
+
+def _read_as_main(tree: ast.Module) -> ast.Module:
+    import copy
+
+    return ast.fix_missing_locations(_MainName().visit(copy.deepcopy(tree)))
+
+
+def target_file_name(text: str) -> str:
+    """The name of the target's file, from its text (``FILE.py:FUNC`` or a launch command); "" if unknown."""
+    if not is_command(text):
+        return Path(text.rpartition(":")[0]).name
+    try:
+        return TargetSpec.parse(text).path.name
+    except BadInput:
+        return ""
 
 
 def _top_level_functions(tree: ast.Module) -> list[str]:

@@ -16,6 +16,7 @@ from typing import TextIO
 
 from dnsse.coverage.arcs import ArcRecorder
 from dnsse.engine.bugs import BugKind
+from dnsse.engine.launch import is_command
 from dnsse.engine.location import short_path
 from dnsse.engine.runner import ExecutionResult
 from dnsse.engine.target import LoadedTarget
@@ -48,7 +49,9 @@ class CheckConsole:
     def start(self, target: LoadedTarget, framework: Framework) -> None:
         arguments = self.arguments
         if not self.quiet:
-            ranks = f", {arguments.world_size} ranks" if framework.name == "torch" else ""
+            # A launcher's ranks are those it spawns: known only when it does.
+            fixed = target.launch is None or target.launch.torchrun is not None
+            ranks = f", {arguments.world_size} ranks" if framework.name == "torch" and fixed else ""
             self.print(
                 f"dnsse: checking {arguments.target} ({framework.name}{ranks}) with {arguments.strategy}, "
                 f"budget {arguments.budget} executions, seed {arguments.seed}"
@@ -156,6 +159,8 @@ def tell_replay(trace_path: Path, force: bool = False) -> tuple[Story, str]:
 
 def short_target(target: str) -> str:
     """``FILE.py:FUNC`` with the file relative to where dnsse was started, when below it."""
+    if is_command(target):
+        return target  # a launch command: as the user wrote it
     path, colon, function = target.rpartition(":")
     return f"{short_path(path)}:{function}" if colon else target
 

@@ -44,7 +44,9 @@ def replay(path: Path, monitors: Sequence[Monitor] = (), force: bool = False) ->
     with a warning on stderr that its fit cannot be checked.
     """
     trace = read_trace(path)
-    target, framework = load(trace.target, trace.framework, trace.world_size, trace.faults)
+    target, framework = load(
+        trace.target, trace.framework, trace.world_size, trace.faults, Path(trace.directory) if trace.directory else None
+    )
     same_program = trace.source_sha256 == target.source_sha256
     if not trace.source_sha256:
         sys.stderr.write(

@@ -1,7 +1,8 @@
 """Bug traces on disk: plain JSON, written atomically, read back with validation.
 
-A trace holds everything replay needs: the target, its framework and world
-size, the input values, the execution limits, the hash seed the process ran
+A trace holds everything replay needs: the target (``FILE.py:FUNC``, or
+the launch command as the user gave it, with the directory its relative
+paths start in), its framework and world size, the input values, the execution limits, the hash seed the process ran
 under, and the choice sequence, each choice with what it chose (so replay can
 say where a run left the recorded one), and the digest of the target's
 source, so that replaying a changed program says so.
@@ -68,6 +69,8 @@ class Trace:
     memory_limit: int | None = None
     # Where the run stalled its runnable agents so that a deadline came first: within limits.max_delay.
     stalls: list[Stall] = field(default_factory=list)
+    # Where a launch command's relative paths start ("" for FILE.py:FUNC, whose path is absolute).
+    directory: str = ""
 
     def to_json(self) -> dict:
         return {
@@ -91,6 +94,7 @@ class Trace:
                 {"step": stall.step, "agent": stall.agent, "seconds": stall.seconds, "until": stall.until}
                 for stall in self.stalls
             ],
+            "directory": self.directory,
             "bug": self.bug.to_json(),
             "choices": [choice.to_json() for choice in self.choices],
         }
@@ -167,6 +171,7 @@ def read_trace(path: Path) -> Trace:
             hash_seed=_hash_seed(raw),
             memory_limit=_memory_limit(raw),
             stalls=_stalls(raw),
+            directory=str(raw.get("directory") or ""),
         )
         check_number(trace.world_size, Bounds("the field 'world_size'", 1, MAX_WORLD_SIZE))
         if not trace.choices:

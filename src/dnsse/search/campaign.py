@@ -71,6 +71,8 @@ class CampaignConfig:
     inputs: dict[str, str] = field(default_factory=dict)
     # Let the program's prints through in every execution, instead of capturing them.
     show_output: bool = False
+    # Where a launch command's relative paths start (None: the working directory).
+    directory: Path | None = None
     # Run the executions as tasks on the Ray cluster at this address (see dnsse.search.ray_cluster).
     ray_address: str | None = None
     # The language model the advisor of llm and hybrid asks (None: the offline advisor only).
@@ -135,12 +137,15 @@ class CampaignResult:
 
 
 def load(
-    target_text: str, framework_name: str, world_size: int, faults: bool = True
+    target_text: str, framework_name: str, world_size: int, faults: bool = True, directory: Path | None = None
 ) -> tuple[LoadedTarget, Framework]:
-    """Parse and compile the target and pick its framework; BadInput on any defect."""
+    """Parse and compile the target and pick its framework; BadInput on any defect.
+
+    ``directory``: where a launch command's relative paths start (None: here).
+    """
     if world_size < 1:
         raise BadInput(f"--world-size must be at least 1, got {world_size}")
-    target = LoadedTarget(TargetSpec.parse(target_text), framework_name)
+    target = LoadedTarget(TargetSpec.parse(target_text, directory), framework_name)
     return target, framework_named(target.framework, world_size, faults)
 
 
@@ -170,7 +175,9 @@ class Campaign:
     ) -> None:
         """``feedback``: give every execution's result the coverage it added (coverage-guided strategies)."""
         self.config = config
-        self.target, self.framework = load(config.target, config.framework, config.world_size, config.faults)
+        self.target, self.framework = load(
+            config.target, config.framework, config.world_size, config.faults, config.directory
+        )
         self.suite = load_suite(config.specs, config.spec_files, self.target.spec.path)
         self.recorder = arc_recorder(self.target.source_files) if config.coverage or feedback else None
         self.coverage_map = CoverageMap(self.recorder) if feedback and self.recorder is not None else None
@@ -481,7 +488,7 @@ def advisor_setup(config: CampaignConfig, worker: int = 0, workers: int = 1) -> 
     if model is not None and workers > 1:
         calls = model.max_calls // workers + int(worker < model.max_calls % workers)
         model = dataclasses.replace(model, max_calls=calls)
-    return AdvisorSetup(TargetSpec.parse(config.target).path, tuple(config.specs), model)
+    return AdvisorSetup(TargetSpec.parse(config.target, config.directory).path, tuple(config.specs), model)
 
 
 def watch_for(campaign: Campaign, strategy: object) -> None:
@@ -564,4 +571,5 @@ def _trace_of(
         hash_seed=current_hash_seed(),
         memory_limit=memory_limit(),
         stalls=result.stalls,
+        directory=str(target.spec.directory or ""),
     )

@@ -21,6 +21,7 @@ def campaign_settings(config: CampaignConfig, target: LoadedTarget) -> dict:
     """What another process needs to run the executions of ``config``'s campaign on ``target``."""
     return {
         "target": str(target.spec),
+        "directory": str(target.spec.directory or ""),
         "framework": target.framework,
         "world_size": config.world_size,
         "strategy": config.strategy,
@@ -44,6 +45,7 @@ def config_from_settings(settings: dict) -> CampaignConfig:
     """The campaign of :func:`campaign_settings` (worker or task fields besides them are ignored)."""
     return CampaignConfig(
         target=settings["target"],
+        directory=Path(settings["directory"]) if settings.get("directory") else None,
         framework=settings["framework"],
         world_size=settings["world_size"],
         strategy=settings["strategy"],

@@ -110,8 +110,11 @@ class Supervisor:
                 (self.directory / name).unlink()
         self._killed = False
         relay = _needs_relay()
+        # dnsse's own options go before a `--`: what follows it is the program's command.
+        words = list(self.arguments)
+        split = words.index("--") if "--" in words else len(words)
         self.child = subprocess.Popen(
-            [sys.executable, "-m", "dnsse.cli", *self.arguments, *extra],
+            [sys.executable, "-m", "dnsse.cli", *words[:split], *extra, *words[split:]],
             env={**os.environ, SUPERVISED_ENV: str(self.directory), **MEMORY_RETURNED},
             stdout=subprocess.PIPE if relay else None,
             stderr=subprocess.PIPE if relay else None,

@@ -34,6 +34,7 @@ from typing import Iterator
 from dnsse.engine.agent import ThreadAgent
 from dnsse.engine.bugs import Bug, BugKind
 from dnsse.engine.collector import fewer_collections
+from dnsse.engine.main_module import run_as_main
 from dnsse.engine.execution import Execution, ExecutionAborted
 from dnsse.engine.target import InputParameter, LoadedTarget, require_no_positional_parameters
 from dnsse.frameworks.ray.deadlock import explain_deadlock
@@ -73,22 +74,21 @@ class RayFramework:
         execution.deadlock_explainers.append(lambda blocked: explain_deadlock(execution, blocked))
 
         def body() -> None:
+            if target.launch is not None:
+                # `python FILE.py`: the file's __main__ block is the driver.
+                try:
+                    run_as_main(target, lambda module: runtime.workers.set_program(module.__name__))
+                except RayTaskError as error:
+                    _fail_with_task_error(execution, error, driver.name)
+                finally:
+                    runtime.workers.close()
+                return
             module = target.instantiate()
             runtime.workers.set_program(module.__name__)
             try:
                 target.entry_point(module)(**target.localize(inputs, module))
             except RayTaskError as error:
-                # Ray's own report: where the driver got it, and where the task raised it.
-                execution.fail(Bug(
-                    BugKind.EXCEPTION,
-                    f"{type(error).__name__}: {error.summary()}",
-                    details=[
-                        _driver_traceback(error, execution.source_files),
-                        f"raised in {error.origin()}:\n{error.traceback_str}",
-                    ],
-                    agent=driver.name,
-                ))
-                raise ExecutionAborted() from None
+                _fail_with_task_error(execution, error, driver.name)
             finally:
                 runtime.workers.close()
                 target.release(module)
@@ -98,6 +98,20 @@ class RayFramework:
 
     def finish(self, execution: Execution) -> Bug | None:
         return None
+
+
+def _fail_with_task_error(execution: Execution, error: RayTaskError, driver: str) -> None:
+    """Ray's own report: where the driver got a task's error, and where the task raised it."""
+    execution.fail(Bug(
+        BugKind.EXCEPTION,
+        f"{type(error).__name__}: {error.summary()}",
+        details=[
+            _driver_traceback(error, execution.source_files),
+            f"raised in {error.origin()}:\n{error.traceback_str}",
+        ],
+        agent=driver,
+    ))
+    raise ExecutionAborted() from None
 
 
 def _driver_traceback(error: RayTaskError, source_files: frozenset[str]) -> str:

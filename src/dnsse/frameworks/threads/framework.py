@@ -8,6 +8,7 @@ from typing import Callable, ContextManager, Iterator
 from dnsse.engine.agent import ThreadAgent
 from dnsse.engine.bugs import Bug
 from dnsse.engine.execution import Execution
+from dnsse.engine.main_module import run_as_main
 from dnsse.engine.target import InputParameter, LoadedTarget, require_no_positional_parameters
 from dnsse.frameworks.threads.socket_module import controlled_sockets
 from dnsse.frameworks.threads.patching import controlled_threading
@@ -35,6 +36,11 @@ class ThreadsFramework:
 
         def body() -> None:
             with traced(main, runtime.plan):
+                if target.launch is not None:
+                    # `python FILE.py`: the file's __main__ block is the main thread's work.
+                    run_as_main(target)
+                    end_of_process(execution)
+                    return
                 # The module itself runs under control: its top-level code may
                 # create locks and start threads.
                 module = target.instantiate()

@@ -1,4 +1,7 @@
-"""The torch framework: ``FUNC(rank, world_size, **inputs)`` on controlled ranks.
+"""The torch framework: ``FUNC(rank, world_size, **inputs)`` on controlled ranks, or a program as launched.
+
+A launch command, or an entry function that takes no rank, starts its
+ranks as users start them (``torchrun``, ``mp.spawn``): see :mod:`.launcher`.
 
 Each rank is a :class:`~dnsse.engine.agent.ThreadAgent` of one process that
 runs its own fresh copy of the target module, so module globals are per rank
@@ -24,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import inspect
+import os
 import sys
 from pathlib import Path
 from typing import Callable, ContextManager, Iterator
@@ -35,10 +39,14 @@ from dnsse.engine.agent import ThreadAgent
 from dnsse.engine.bugs import Bug
 from dnsse.engine.collector import old_objects_frozen
 from dnsse.engine.execution import Execution
-from dnsse.engine.target import InputParameter, LoadedTarget
+from dnsse.engine.main_module import run_as_main
+from dnsse.engine.process_calls import PROCESS_STARTER
+from dnsse.engine.process_env import ProcessEnvironments, chained
+from dnsse.engine.target import InputParameter, LoadedTarget, require_no_positional_parameters
 from dnsse.engine.uncontrolled import import_refused
 from dnsse.errors import BadInput
 from dnsse.frameworks.torch_dist.collectives import Collectives
+from dnsse.frameworks.torch_dist.launcher import Launches, start_process
 from dnsse.frameworks.torch_dist.p2p import Mailboxes
 from dnsse.frameworks.torch_dist.patching import installed
 from dnsse.frameworks.torch_dist.process_groups import DefaultGroups
@@ -47,10 +55,11 @@ from dnsse.frameworks.torch_dist.rank_globals import keep_torch_globals_per_rank
 from dnsse.frameworks.torch_dist.stream_hangs import explain_stream_hang
 from dnsse.frameworks.torch_dist.streams import wait_for
 from dnsse.frameworks.torch_dist.uncontrolled import REFUSED
-from dnsse.frameworks.torch_dist.world import RankState, World, rank_here
+from dnsse.frameworks.torch_dist.world import LAUNCHES, RankState, World, rank_here
 from dnsse.frameworks.threads.patching import controlled_threading
 from dnsse.frameworks.threads.process_exit import controlled_process_exit, end_of_process, fresh_executor_registry
 from dnsse.frameworks.threads.runtime import runtime_for
+from dnsse.frameworks.threads.thread import adopt
 
 _unregister_all_process_groups = torch._C._distributed_c10d._unregister_all_process_groups
 
@@ -81,6 +90,8 @@ class TorchFramework:
         # None, as in a process that imports it before init_process_group, and each call then takes
         # the calling rank's default group. (9 ms, once torch.distributed.rpc is imported.)
         importlib.import_module("torch.distributed.nn.functional")
+        # Entry functions that take no rank, by target: they launch ranks themselves (mp.spawn).
+        self._launching: dict[str, bool] = {}
 
     def activate(self) -> ContextManager[None]:
         return _both(installed(self.world_size, self._notice_cuda), controlled_threading(), controlled_process_exit())
@@ -99,27 +110,90 @@ class TorchFramework:
         )
 
     def inputs(self, target: LoadedTarget) -> list[InputParameter]:
-        return target.entry_point_inputs(lambda function: _check_entry_point(function, str(target.spec)), skip=2)
+        if target.launch is not None:
+            return []
+        name = str(target.spec)
+
+        def check(function: object) -> None:
+            self._launching[name] = _launches_ranks(function, name)
+
+        found = target.entry_point_inputs(check, skip=2)
+        if self._launching[name]:
+            return target.entry_point_inputs(lambda function: None, skip=0)
+        return found
 
     def start(self, execution: Execution, target: LoadedTarget, inputs: dict[str, object]) -> None:
         _warm_up(target)
-        world = World(execution, self.world_size, Collectives(), Mailboxes(), dist.HashStore(), self._notice_cuda)
         self._fold_semantics()
         self._semantics = self._semantics or "gloo"
-        self._world = world
         keep_torch_globals_per_rank(execution)
-        execution.deadlock_explainers.append(lambda blocked: explain_stream_hang(world, blocked))
-        execution.deadlock_explainers.append(lambda blocked: world.collectives.explain_deadlock(world.ranks, blocked))
+        execution.deadlock_explainers.append(lambda blocked: self._explain(execution, blocked))
         # Each rank is a process of its own: it ends with its own exit callbacks and executors.
         runtime_for(execution).process_of = _rank_number_here
         fresh_executor_registry(execution)
-        for rank in range(self.world_size):
+        launch = target.launch
+        if launch is None and not self._launching.get(str(target.spec), False):
+            groups = self._default_groups
+            self._start_ranks(execution, self.world_size, lambda state: _rank_body(target, state, inputs, groups))
+            return
+        environments = ProcessEnvironments(rank_here)
+        execution.on_resume = chained(execution.on_resume, environments.resumed)
+        execution.framework_state[PROCESS_STARTER] = start_process
+        execution.framework_state[LAUNCHES] = Launches(
+            execution,
+            lambda size, program_of: self._start_ranks(
+                execution, size, lambda state: _launched_rank_body(state, program_of(state), self._default_groups)
+            ),
+            environments,
+        )
+        torchrun = launch.torchrun if launch is not None else None
+        if torchrun is not None:
+            base, directory = dict(os.environ), os.getcwd()
+
+            def script_of(state: RankState) -> Callable[[], None]:
+                environments.give(state, torchrun.environment(state.rank, base, directory))
+                return _launched_rank_body(state, lambda: run_as_main(target), self._default_groups)
+
+            self._start_ranks(execution, torchrun.world_size, script_of)
+            return
+
+        def launcher() -> None:
+            # The launching process: the file as __main__, or the entry function; mp.spawn starts the ranks.
+            if launch is not None:
+                run_as_main(target)
+            else:
+                module = target.instantiate()
+                try:
+                    target.entry_point(module)(**target.localize(inputs, module))
+                finally:
+                    target.release(module)
+            end_of_process(execution)
+
+        main = ThreadAgent(execution, "main", launcher)
+        runtime = runtime_for(execution)
+        runtime.attach(main, adopt(main, runtime, "MainThread"))
+
+    def _start_ranks(
+        self, execution: Execution, size: int, body_of: Callable[[RankState], Callable[[], None]]
+    ) -> World:
+        """A world of ``size`` ranks, each running ``body_of(its state)``."""
+        world = World(execution, size, Collectives(), Mailboxes(), dist.HashStore(), self._notice_cuda)
+        self._fold_semantics()
+        self._world = world
+        for rank in range(size):
             agent = ThreadAgent(execution, f"rank {rank}", lambda: None)
             agent.keeps_thread = True  # its body unregisters its groups (see _rank_body)
             state = RankState(world, rank, agent)
-            agent.body = _rank_body(target, state, inputs, self._default_groups)
+            agent.body = body_of(state)
             agent.handle = state
             world.ranks.append(state)
+        return world
+
+    def _explain(self, execution: Execution, blocked: list) -> Bug | None:
+        world = self._world
+        if world is None or world.execution is not execution:
+            return None
+        return explain_stream_hang(world, blocked) or world.collectives.explain_deadlock(world.ranks, blocked)
 
     def finish(self, execution: Execution) -> Bug | None:
         self._fold_semantics()
@@ -201,6 +275,39 @@ def _rank_body(
     return body
 
 
+def _launched_rank_body(
+    state: RankState, program: Callable[[], object], default_groups: DefaultGroups
+) -> Callable[[], None]:
+    """A rank's process that torchrun or mp.spawn started: ``program`` is all it runs (its module included)."""
+
+    def body() -> None:
+        try:
+            default_groups.install(state)
+            with RankMode(state, cuda_on_cpu=not torch.cuda.is_available()):
+                program()
+                end_of_process(state.world.execution)
+            state.exiting = True
+            # The process ends only when its GPU work has: a stream that hangs keeps it.
+            wait_for(state, state.streams.pending(), "its NCCL streams to finish before the process exits")
+        finally:
+            _unregister_all_process_groups()
+
+    return body
+
+
+def _launches_ranks(function: object, name: str) -> bool:
+    """False for ``FUNC(rank, world_size, ...)``; True for a function called with nothing (it launches ranks)."""
+    try:
+        _check_entry_point(function, name)
+        return False
+    except BadInput as wrong:
+        try:
+            require_no_positional_parameters(function, name)  # type: ignore[arg-type]
+        except BadInput:
+            raise wrong from None
+        return True
+
+
 def _check_entry_point(function: object, name: str) -> None:
     try:
         parameters = list(inspect.signature(function).parameters.values())  # type: ignore[arg-type]
@@ -213,5 +320,6 @@ def _check_entry_point(function: object, name: str) -> None:
     if not takes_two:
         raise BadInput(
             f"the torch entry point {name} must take (rank, world_size, ...): dnsse calls it once per rank "
-            "as FUNC(rank, world_size, **inputs); add those two parameters first"
+            "as FUNC(rank, world_size, **inputs); add those two parameters first (a function that takes no "
+            "parameters is run once, as the process that launches the ranks with mp.spawn)"
         )

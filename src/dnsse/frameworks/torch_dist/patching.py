@@ -15,10 +15,12 @@ from typing import Callable, Iterator
 
 import torch
 import torch.distributed
+import torch.multiprocessing
 from torch.distributed import distributed_c10d
 
 from dnsse.frameworks.torch_dist.c10d_world import RankLocalWorld, register_backend
 from dnsse.frameworks.torch_dist.cpu_devices import cuda_stand_ins
+from dnsse.frameworks.torch_dist.launcher import REPLACEMENTS as LAUNCHERS
 from dnsse.frameworks.torch_dist.process_groups import REPLACEMENTS, new_process_group_helper
 from dnsse.frameworks.torch_dist.rank_mode import GRAD_AND_AUTOCAST, handle_c10d, rank_carrier
 from dnsse.frameworks.torch_dist.uncontrolled import REFUSED
@@ -37,6 +39,8 @@ def _replacements(world_size: int, notice: Callable[[str], None]) -> list[tuple[
     ]
     for module in (torch.distributed, distributed_c10d):
         found.extend((module, name, function) for name, function in REPLACEMENTS.items())
+    # mp.spawn starts controlled ranks (see .launcher).
+    found.extend((torch.multiprocessing, name, function) for name, function in LAUNCHERS.items())
     if not torch.cuda.is_available():
         for owner, name, value in cuda_stand_ins(world_size, notice):
             found.append((owner, name, value))

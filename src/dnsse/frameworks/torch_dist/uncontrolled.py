@@ -1,8 +1,8 @@
 """Parts of torch that run outside the controlled ranks: refused (exit 2), never a bug.
 
 The ranks of a torch program are threads of one process that share one
-controlled process group. What starts other processes (``mp.spawn``,
-torchelastic), or talks through a real store or RPC agent of its own,
+controlled process group. What starts other processes (torchelastic's own
+launcher API; ``mp.spawn`` starts controlled ranks, see :mod:`.launcher`), or talks through a real store or RPC agent of its own,
 would run beside the ranks, out of dnsse's sight; its hangs and values
 would be nobody's verdict. DDP, FSDP, DeviceMesh and functional collectives
 are not here: they reach the controlled group.
@@ -27,8 +27,6 @@ _RPC = (
 )
 
 REFUSED = (
-    Refusal("torch.multiprocessing", "spawn", "torch.multiprocessing.spawn", _SPAWN),
-    Refusal("torch.multiprocessing", "start_processes", "torch.multiprocessing.start_processes", _SPAWN),
     Refusal("torch.distributed.launcher.api", "elastic_launch", "torch.distributed.elastic (elastic_launch)", _SPAWN),
     Refusal(
         "torch.distributed.elastic.multiprocessing", "start_processes",

@@ -13,7 +13,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
 
-from dnsse.engine.execution import current_agent
+from dnsse.engine.execution import ExecutionAborted, current_agent
 from dnsse.engine.location import frame_location
 from dnsse.frameworks.torch_dist.streams import Streams
 
@@ -115,6 +115,9 @@ def choose_backend(state: RankState, backend: str) -> None:
 
 
 
+# Where an execution of a launched program keeps its launcher (dnsse.frameworks.torch_dist.launcher).
+LAUNCHES = "torch.launches"
+
 # Per OS thread, hence per agent: the rank a thread or asyncio task started by a rank acts for.
 _started_by = _thread._local()
 
@@ -136,6 +139,18 @@ def current_rank(api: str) -> RankState:
     """The calling rank; a clear error when the caller is not a controlled rank."""
     state = rank_here()
     if state is None:
+        agent = current_agent()
+        if agent is not None and LAUNCHES in agent.execution.framework_state:
+            # The launching process of `python FILE.py`: no rank, and no environment to make it one.
+            agent.execution.refuse(
+                f"torch.distributed.{api} was called by the process that launches the program, which is no rank "
+                "(at " + call_site(agent.execution.source_files) + "): dnsse runs `python FILE.py`, and an entry "
+                "function that takes no rank, as one process, whose ranks are those it starts with "
+                "torch.multiprocessing.spawn or one mp.Process per rank. Give dnsse the command that starts the ranks "
+                "for real, `dnsse check -- torchrun --nproc-per-node N FILE.py ARGS`, or an entry function "
+                "FUNC(rank, world_size)"
+            )
+            raise ExecutionAborted()
         raise RuntimeError(
             f"torch.distributed.{api} was called outside a rank that dnsse controls; while dnsse "
             "checks a torch program, call torch.distributed only from the ranks' entry point "
