@@ -176,10 +176,14 @@ class ControlledLoop(LoopbackNetworking, RefusedIO, asyncio.BaseEventLoop):
 
     # --------------------------------------------------------------- clock
     def time(self) -> float:
-        return MONOTONIC_BASE + self._runtime.elapsed
+        """The execution's clock; read by the program in a loop, each read costs a little (``runtime.read_clock``)."""
+        agent = current_agent()
+        if agent is None or agent.execution is not self._execution or self._execution.scheduling:
+            return MONOTONIC_BASE + self._runtime.elapsed
+        return MONOTONIC_BASE + self._runtime.read_clock(agent)
 
     def _timer_due(self) -> bool:
-        return bool(self._scheduled) and self._scheduled[0].when() <= self.time() + _RESOLUTION
+        return bool(self._scheduled) and self._scheduled[0].when() <= MONOTONIC_BASE + self._runtime.elapsed + _RESOLUTION
 
     def create_task(self, coro: Any, *, name: str | None = None, context: Any = None) -> asyncio.Task:
         """As asyncio's; an unnamed task is numbered per execution (``Task-1`` first), not per process."""
