@@ -19,7 +19,7 @@ import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator, Sequence
 
-from dnsse import __version__
+from dnsse import ISSUES_URI, __version__
 from dnsse.advisor.options import add_advisor_options, model_settings
 from dnsse.engine.limits import Limits
 from dnsse.engine.flight import install_recorder, recorder_capacity, supervised_directory
@@ -53,7 +53,7 @@ if TYPE_CHECKING:
 
 EXIT_CLEAN, EXIT_BUG, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143
-REPORT_BUGS_AT = "https://github.com/dnsse/dnsse/issues"
+REPORT_BUGS_AT = ISSUES_URI
 _ENGINE_BASICS = ("executions", "new_branches", "new_interleavings", "bugs", "first_bug_execution")
 
 
@@ -404,7 +404,7 @@ def finish_check(arguments: argparse.Namespace, result: CampaignResult, stories:
     from dnsse.report.summary import campaign_report, write_json_atomically
 
     if arguments.json is not None:
-        write_json_atomically(campaign_report(result), arguments.json)
+        write_json_atomically(campaign_report(result, arguments.seed, stories), arguments.json)
     write_reports(arguments, result, stories)
     status = EXIT_BUG if result.bugs else EXIT_CLEAN
     if result.interrupted is not None:
