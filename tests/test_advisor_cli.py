@@ -92,7 +92,7 @@ def random_executions(tmp_path_factory: pytest.TempPathFactory) -> int:
 
 
 def test_the_offline_advisor_finds_the_window_sooner_than_random(tmp_path: Path, random_executions: int) -> None:
-    result, report = check(tmp_path, "offline")
+    result, report = check(tmp_path, "offline", "--verbose")
     assert result.returncode == 1
     assert report["strategy"] == "llm" and report["bugs"][0]["kind"] == "exception"
     assert "half-applied update" in report["bugs"][0]["message"]
@@ -104,7 +104,7 @@ def test_the_offline_advisor_finds_the_window_sooner_than_random(tmp_path: Path,
 
 
 def test_hybrid_runs_the_advisor_as_one_of_its_engines(tmp_path: Path) -> None:
-    result, report = check(tmp_path, "hybrid", strategy="hybrid")
+    result, report = check(tmp_path, "hybrid", "--verbose", strategy="hybrid")
     assert result.returncode == 1
     assert set(report["engines"]) == {"symbolic", "fuzz", "pct", "advisor"}
     assert sum(engine["executions"] for engine in report["engines"].values()) == report["executions"]
@@ -200,7 +200,7 @@ def test_two_workers_add_up_their_advisors_and_share_the_call_budget(server: Fak
     server.behaviours.extend([Canned(RIGHT_ORDER)] * 4)
     result, report = check(
         tmp_path, "workers", *with_model(server, tmp_path, "--llm-calls", "2"), "--workers", "2",
-        "--keep-going", "--budget", "40",
+        "--keep-going", "--budget", "40", "--verbose",
     )
     assert result.returncode == 1
     model, offline = report["advisor"]["model"], report["advisor"]["offline"]
@@ -215,7 +215,9 @@ def test_two_workers_add_up_their_advisors_and_share_the_call_budget(server: Fak
 
 
 def test_two_workers_report_hybrids_engines_added_up(tmp_path: Path) -> None:
-    result, report = check(tmp_path, "hybrid", "--workers", "2", "--keep-going", "--budget", "60", strategy="hybrid")
+    result, report = check(
+        tmp_path, "hybrid", "--workers", "2", "--keep-going", "--budget", "60", "--verbose", strategy="hybrid"
+    )
     assert result.returncode == 1
     assert set(report["engines"]) == {"symbolic", "fuzz", "pct", "advisor"}
     assert sum(engine["executions"] for engine in report["engines"].values()) == report["executions"] == 60

@@ -108,9 +108,9 @@ def test_traces_are_never_overwritten(tmp_path: Path, capsys: pytest.CaptureFixt
         (["check", f"{PROGRAMS}/threads_counter.py:nothing"], "no top-level function 'nothing'"),
         (["check", f"{PROGRAMS}/threads_counter.py:"], "FILE.py:FUNC"),
         (["check", f"{PROGRAMS}/cli_import_error.py:main"], "ModuleNotFoundError"),
-        (["check", f"{PROGRAMS}/threads_counter.py:unlocked", "--strategy", "nonsense"], "unknown strategy"),
+        (["check", f"{PROGRAMS}/threads_counter.py:unlocked", "--strategy", "nonsense"], "unknown --strategy 'nonsense'"),
         (["check", f"{PROGRAMS}/threads_counter.py:unlocked", "--budget", "0"], "--budget"),
-        (["check", f"{PROGRAMS}/threads_counter.py:unlocked", "--bogus"], "unrecognized arguments"),
+        (["check", f"{PROGRAMS}/threads_counter.py:unlocked", "--bogus"], "unknown option --bogus"),
         (["replay", "missing-trace.json"], "does not exist"),
     ],
 )

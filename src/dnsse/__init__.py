@@ -8,6 +8,9 @@ if TYPE_CHECKING:
     from dnsse.api import Range, TensorSpec, emit, test
 
 __version__ = "0.1.0"
+# The project's home and issue tracker, as pyproject.toml's [project.urls] declares them.
+PROJECT_URI = "https://github.com/dnsse/dnsse"
+ISSUES_URI = f"{PROJECT_URI}/issues"
 __all__ = ["Range", "TensorSpec", "emit", "test", "__version__"]
 
 

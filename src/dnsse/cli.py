@@ -19,6 +19,7 @@ import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator, Sequence
 
+from dnsse import ISSUES_URI, __version__
 from dnsse.advisor.options import add_advisor_options, model_settings
 from dnsse.engine.limits import Limits
 from dnsse.engine.flight import install_recorder, recorder_capacity, supervised_directory
@@ -28,6 +29,7 @@ from dnsse.report.options import add_output_options, add_report_command
 from dnsse.search.resume import load_state, state_path
 from dnsse.search.supervisor import FAULT_FILE, RESTART, RestartNeeded, mark_ended
 from dnsse.search.registry import BUILT, DEFAULT, PLANNED
+from dnsse.usage import CHECK_EPILOG, UsageParser
 from dnsse.validation import (
     MAX_BUDGET,
     MAX_EXECUTION_SECONDS,
@@ -51,27 +53,20 @@ if TYPE_CHECKING:
 
 EXIT_CLEAN, EXIT_BUG, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143
-REPORT_BUGS_AT = "https://github.com/dnsse/dnsse/issues"
+REPORT_BUGS_AT = ISSUES_URI
 _ENGINE_BASICS = ("executions", "new_branches", "new_interleavings", "bugs", "first_bug_execution")
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
-        self.print_usage(sys.stderr)
-        sys.stderr.write(f"dnsse: error: {message}. Run `dnsse {self._subcommand()}--help` for the options.\n")
-        sys.exit(EXIT_BAD_INPUT)
-
-    def _subcommand(self) -> str:
-        name = self.prog.split()[-1]
-        return "" if name == "dnsse" else f"{name} "
-
-
-def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="dnsse", description="Find concurrency bugs by controlled, searched execution.")
+def _parser() -> UsageParser:
+    parser = UsageParser(prog="dnsse", description="Find concurrency bugs by controlled, searched execution.")
+    parser.add_argument("--version", action="version", version=f"dnsse {__version__}")
     parser.add_argument("--debug", action="store_true", help="show Python tracebacks of dnsse's own errors")
-    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=UsageParser)
 
-    check = commands.add_parser("check", help="search the schedules of a program for bugs")
+    check = commands.add_parser(
+        "check", help="search the schedules of a program for bugs", epilog=CHECK_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     check.add_argument(
         "target", metavar="FILE.py:FUNC | FILE.py", nargs="?", default=None,
         help="the entry point to check, or a file to run as __main__ (`FILE.py -- ARGS` gives it arguments); "
@@ -86,6 +81,8 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument(
         "--strategy",
         default=DEFAULT,
+        choices=BUILT + PLANNED,
+        metavar="NAME",
         help=f"search strategy: {', '.join(BUILT)} (default {DEFAULT})"
         + (f"; planned: {', '.join(PLANNED)}" if PLANNED else ""),
     )
@@ -171,6 +168,7 @@ def _parser() -> argparse.ArgumentParser:
 
     report = add_report_command(commands)
     report.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    parser.commands = {"check": check, "replay": replay, "report": report}
     return parser
 
 
@@ -178,7 +176,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     as_command = argv is None
     argv = list(sys.argv[1:] if argv is None else argv)
     head, command = _split_command(argv)
-    arguments = _parser().parse_args(head)
+    parser = _parser()
+    arguments, unknown = parser.parse_known_args(head)
+    if unknown:
+        parser.subcommand(arguments.command).unknown(unknown)
     if arguments.command == "check":
         try:
             arguments.target = target_text(arguments.target, command)
@@ -403,7 +404,7 @@ def finish_check(arguments: argparse.Namespace, result: CampaignResult, stories:
     from dnsse.report.summary import campaign_report, write_json_atomically
 
     if arguments.json is not None:
-        write_json_atomically(campaign_report(result), arguments.json)
+        write_json_atomically(campaign_report(result, arguments.seed, stories), arguments.json)
     write_reports(arguments, result, stories)
     status = EXIT_BUG if result.bugs else EXIT_CLEAN
     if result.interrupted is not None:
@@ -424,7 +425,7 @@ def finish_check(arguments: argparse.Namespace, result: CampaignResult, stories:
         return status
     rate = result.executions / result.elapsed_s if result.elapsed_s > 0 else 0.0
     summary = (
-        f"{len(result.bugs)} bug{'s' if len(result.bugs) != 1 else ''} in {result.executions} executions "
+        f"{counted(len(result.bugs), 'bug')} in {counted(result.executions, 'execution')} "
         f"({result.elapsed_s:.2f}s, {rate:.0f} executions/s, {result.framework}"
         f"{f', {result.semantics} semantics' if result.semantics else ''}, {result.strategy})"
     )
@@ -433,15 +434,17 @@ def finish_check(arguments: argparse.Namespace, result: CampaignResult, stories:
     print(f"\n{summary}" if result.bugs else f"no bug found: {summary}")
     if result.coverage is not None:
         covered = result.coverage
-        print(f"branch coverage of the target: {covered.branches_covered}/{covered.branches_total} ({covered.percent}%)")
-    for name, counts in (result.engines or {}).items():
-        extra = "".join(f", {counts[key]} {key}" for key in counts if key not in _ENGINE_BASICS)
-        print(
-            f"  {name}: {counts['executions']} executions, {counts['new_branches']} new branches, "
-            f"{counts['new_interleavings']} new interleavings, {counts['bugs']} bugs{extra}"
-        )
-    for name, counts in (result.advisor or {}).items():
-        print(advisor_line(name, counts))
+        print(f"branch coverage of the target: {covered.branches_covered}/{covered.branches_total} ({covered.shown})")
+    if arguments.verbose:
+        # What each engine and advisor contributed: for those who tune the search, not for every run.
+        for name, counts in (result.engines or {}).items():
+            extra = "".join(f", {counts[key]} {key}" for key in counts if key not in _ENGINE_BASICS)
+            print(
+                f"  {name}: {counts['executions']} executions, {counts['new_branches']} new branches, "
+                f"{counts['new_interleavings']} new interleavings, {counts['bugs']} bugs{extra}"
+            )
+        for name, counts in (result.advisor or {}).items():
+            print(advisor_line(name, counts))
     spins = result.search.get("spinning_agents_dropped", 0)
     if spins:
         print(
@@ -476,6 +479,11 @@ def _warn_inconclusive(result: CampaignResult, quiet: bool) -> None:
         "stood)\n"
     )
     sys.stderr.flush()
+
+
+def counted(number: int, noun: str) -> str:
+    """``1 bug``, ``2 bugs``, ``0 bugs``."""
+    return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
 def advisor_line(name: str, counts: dict) -> str:

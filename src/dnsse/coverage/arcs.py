@@ -46,6 +46,11 @@ class BranchCoverage:
             return 100.0
         return round(100.0 * self.branches_covered / self.branches_total, 1)
 
+    @property
+    def shown(self) -> str:
+        """The percentage as people read it: a file with no branches has no coverage to speak of."""
+        return "n/a" if self.branches_total == 0 else f"{self.percent}%"
+
     def as_json(self) -> dict:
         return {
             "branches_total": self.branches_total,

@@ -25,10 +25,9 @@ from dnsse.search.campaign import CampaignResult
 CAMPAIGN_FILE = "campaign.json"
 
 
-def campaign_summary(result: CampaignResult, seed: int) -> dict:
+def campaign_summary(result: CampaignResult, seed: int, stories: list[Story | None] | None = None) -> dict:
     """The JSON report, with the seed and each strategy's contribution."""
-    summary = campaign_report(result)
-    summary["seed"] = seed
+    summary = campaign_report(result, seed, stories)
     if result.engines:
         # hybrid (and fuzz, symbolic): one row per engine; its branches are the ones it found first.
         summary["contributions"] = [
@@ -56,7 +55,7 @@ def campaign_summary(result: CampaignResult, seed: int) -> dict:
 
 def write_reports(arguments: argparse.Namespace, result: CampaignResult, stories: list[Story | None]) -> None:
     """Write the campaign record under ``--out`` and the reports the options ask for."""
-    summary = campaign_summary(result, arguments.seed)
+    summary = campaign_summary(result, arguments.seed, stories)
     write_text_atomically(json.dumps(summary, indent=1) + "\n", arguments.out / CAMPAIGN_FILE)
     if arguments.junit is not None:
         write_text_atomically(junit_report(result, stories, arguments.seed), arguments.junit)

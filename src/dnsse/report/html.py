@@ -92,12 +92,19 @@ def _cards(summary: dict) -> str:
         ("executions", str(executions), ""),
         ("executions/s", f"{executions / elapsed:.0f}" if elapsed else "-", ""),
         ("elapsed", f"{elapsed:.2f}s", ""),
-        ("branch coverage", f"{coverage['percent']}%" if coverage else "not measured", ""),
+        ("branch coverage", _coverage_shown(coverage), ""),
         ("bugs", str(bugs), "bad" if bugs else "good"),
     ]
     return '<div class="cards">' + "".join(
         f'<div class="card {css}"><b>{escape(value)}</b>{escape(name)}</div>' for name, value, css in cards
     ) + "</div>"
+
+
+def _coverage_shown(coverage: dict | None) -> str:
+    """The report's coverage: a file with no branches shows n/a, not 100%."""
+    if not coverage:
+        return "not measured"
+    return "n/a" if coverage["branches_total"] == 0 else f"{coverage['percent']}%"
 
 
 def _contributions(summary: dict) -> str:

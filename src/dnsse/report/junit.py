@@ -50,7 +50,7 @@ def junit_report(result: CampaignResult, stories: list[Story | None], seed: int)
         ("strategy", result.strategy),
         ("seed", seed),
         ("executions", result.executions),
-        ("coverage", f"{result.coverage.percent}%" if result.coverage is not None else "not measured"),
+        ("coverage", result.coverage.shown if result.coverage is not None else "not measured"),
     ):
         ElementTree.SubElement(properties, "property", name=name, value=xml_text(str(value)))
     classname = f"dnsse.{result.framework}"

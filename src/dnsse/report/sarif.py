@@ -28,12 +28,17 @@ RULES = {
     BugKind.EXCEPTION: "an uncaught exception or failed assert in a rank, thread, task or actor",
     BugKind.COLLECTIVE_MISMATCH: "ranks issued different collectives (or shapes, dtypes, roots) at one position of a group",
     BugKind.SPEC_VIOLATION: "an execution violates a temporal-logic property of the program",
-    BugKind.TIMEOUT: "an execution hit the step limit: a livelock",
+    BugKind.TIMEOUT: "an execution hit the step limit under fair scheduling: a livelock",
+    BugKind.CRASH: "the program killed or aborted its process: a signal, os._exit, memory exhausted",
+    BugKind.HANG: "an agent stayed blocked in a call outside control (a read nobody answers) past the wall-clock limit",
 }
+# Where a rule's kind of bug is explained.
+HELP_URI = f"{dnsse.PROJECT_URI}#bug-kinds"
 
 
 def sarif_report(result: CampaignResult, stories: list[Story | None]) -> dict:
-    kinds = list(RULES)
+    # Every kind is a rule, found or not, so that a code-scanning view knows them all.
+    kinds = list(BugKind.ALL)
     extra = sorted({found.bug.kind for found in result.bugs} - set(kinds))
     kinds += extra
     return {
@@ -45,7 +50,7 @@ def sarif_report(result: CampaignResult, stories: list[Story | None]) -> dict:
                     "driver": {
                         "name": "dnsse",
                         "version": dnsse.__version__,
-                        "informationUri": "https://github.com/dnsse/dnsse",
+                        "informationUri": dnsse.PROJECT_URI,
                         "rules": [_rule(kind) for kind in kinds],
                     }
                 },
@@ -70,6 +75,7 @@ def _rule(kind: str) -> dict:
         "id": kind,
         "name": "".join(part.capitalize() for part in kind.split("_")),
         "shortDescription": {"text": RULES.get(kind, kind)},
+        "helpUri": HELP_URI,
         "defaultConfiguration": {"level": "error"},
     }
 

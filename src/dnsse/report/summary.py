@@ -7,11 +7,18 @@ import os
 import tempfile
 from pathlib import Path
 
+import dnsse
+from dnsse.report.story import Story
 from dnsse.search.campaign import CampaignResult
 
 
-def campaign_report(result: CampaignResult) -> dict:
+def campaign_report(result: CampaignResult, seed: int | None = None, stories: list[Story | None] | None = None) -> dict:
+    """The report; ``seed`` is the campaign's, ``stories`` (one per bug, or None) give each bug's location."""
+    told = list(stories) if stories is not None else []
+    told += [None] * (len(result.bugs) - len(told))
     return {
+        "version": dnsse.__version__,
+        "seed": seed,
         "target": result.target,
         "framework": result.framework,
         # torch: whose semantics the runs modelled, "gloo" or "nccl" (what init_process_group asked for).
@@ -30,8 +37,13 @@ def campaign_report(result: CampaignResult) -> dict:
                 # A campaign announces a bug only after its written trace replayed it.
                 "confirmed_by_replay": True,
                 "details": found.bug.details,
+                # Where the run broke (the raising line of an exception, the failing step's line); null
+                # where no story was told (a bug reported by the supervisor after its process died).
+                "location": _location(story),
+                # Executions that showed this bug, whichever agents played which part (--keep-going).
+                "hits": found.hits,
             }
-            for found in result.bugs
+            for found, story in zip(result.bugs, told)
         ],
         # Measured only with --coverage: the line tracer costs time in every agent.
         "coverage": result.coverage.as_json() if result.coverage is not None else None,
@@ -46,6 +58,11 @@ def campaign_report(result: CampaignResult) -> dict:
         # llm and hybrid: per advisor (offline, model), calls, tokens, latency, cache hits, hints.
         "advisor": result.advisor,
     }
+
+
+def _location(story: Story | None) -> dict | None:
+    lines = story.failing_lines() if story is not None else []
+    return {"path": lines[0].path, "line": lines[0].line} if lines else None
 
 
 def write_json_atomically(data: dict, path: Path) -> None:

@@ -31,6 +31,7 @@ from dnsse.report.confirm import confirm
 from dnsse.report.minimize import minimize
 from dnsse.report.trace import Trace, write_trace
 from dnsse.search.advisor_setup import AdvisorSetup
+from dnsse.search.bug_family import bug_family
 from dnsse.search.control import CampaignControl
 from dnsse.search.registry import DEFAULT, make_strategy
 from dnsse.search.strategy import notes_of
@@ -91,6 +92,8 @@ class FoundBug:
     elapsed_s: float
     # The input values of the bug's execution, as JSON shows them.
     inputs: dict[str, object] = field(default_factory=dict)
+    # Executions that showed this bug (the same failure, whichever agents played which part), this one included.
+    hits: int = 1
 
 
 @dataclass
@@ -185,7 +188,9 @@ class Campaign:
         self.inconclusive: list[InconclusiveRun] = []
         self.started = time.perf_counter()
         self._monitors = [self.suite] if self.suite is not None else []
-        self._seen: set[tuple[str, str]] = set()
+        # One bug once: each bug found so far, by its family (see dnsse.search.bug_family); None while
+        # it is minimized and confirmed, and for good if its trace did not replay it.
+        self._seen: dict[tuple[str, tuple[str, ...]], FoundBug | None] = {}
         self._on_bug = on_bug
         self.pinned: dict[str, object] = {}
         # Where each run of the target writes its choices as it goes (see dnsse.engine.flight).
@@ -193,7 +198,7 @@ class Campaign:
 
     def adopt(self, found: FoundBug) -> None:
         """A bug found before this campaign was resumed: reported again, never found twice."""
-        self._seen.add(found.bug.signature())
+        self._seen[bug_family(found.bug)] = found
         self.found.append(found)
 
     def watch(self, monitor: Monitor) -> None:
@@ -252,9 +257,15 @@ class Campaign:
         if result.inconclusive is not None:
             self.inconclusive.append(InconclusiveRun(execution, result.inconclusive))
             return None
-        if result.bug is None or result.bug.signature() in self._seen:
+        if result.bug is None:
             return None
-        self._seen.add(result.bug.signature())
+        family = bug_family(result.bug)
+        if family in self._seen:
+            known = self._seen[family]
+            if known is not None:
+                known.hits += 1
+            return None
+        self._seen[family] = None
         # Memory exhausted: running it again here would exhaust it again in a process already near the
         # limit; its trace is written as recorded and replayed in a fresh process by `dnsse replay`.
         rerunnable = rerunnable and not is_exhausted(result.bug)
@@ -265,6 +276,7 @@ class Campaign:
         if rerunnable:
             confirm(path, lambda trace: self._follow(trace, execution), execution)
         found = FoundBug(result.bug, execution, path, time.perf_counter() - self.started, trace.inputs)
+        self._seen[family] = found
         self.found.append(found)
         if self._on_bug is not None:
             self._on_bug(found)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from dnsse.errors import BadInput
+from dnsse.suggest import did_you_mean
 
 if TYPE_CHECKING:
     from dnsse.search.advisor_setup import AdvisorSetup
@@ -70,4 +71,4 @@ def make_strategy(
         raise BadInput(
             f"the {name} strategy is not built yet; the strategies that exist are: {', '.join(BUILT)}"
         )
-    raise BadInput(f"unknown strategy {name!r}; choose one of: {', '.join(BUILT)}")
+    raise BadInput(f"unknown strategy {name!r}; choose one of: {', '.join(BUILT)}{did_you_mean(name, BUILT)}")
