@@ -1,8 +1,17 @@
-"""Tests that need torch are skipped, with the reason, on a Python that has no torch installed."""
+"""Tests that need torch are skipped, with the reason, on a Python that has no torch installed.
+
+And every trace the suite writes is checked, when the session ends, against
+the delay bound it was found under: the stalls it records add up to at most
+its ``limits.max_delay`` (dnsse.engine.clock).
+"""
 
 from __future__ import annotations
 
 import importlib.util
+import json
+import math
+from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -16,3 +25,28 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if item.get_closest_marker("torch") is not None:
             item.add_marker(skip)
+
+
+def stalls_beyond_their_bound(root: Path) -> list[str]:
+    """The traces under ``root`` whose stalls add up to more than their delay bound."""
+    beyond = []
+    for path in root.rglob("bug-*.json"):
+        try:
+            trace = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue  # a test's deliberately broken trace
+        if not isinstance(trace, dict) or trace.get("format") != "dnsse-trace":
+            continue
+        bound = trace.get("limits", {}).get("max_delay", "inf")
+        bound = math.inf if bound == "inf" else float(bound)
+        stalled = sum(float(stall["seconds"]) for stall in trace.get("stalls", []))
+        if stalled > bound + 1e-9:
+            beyond.append(f"{path}: stalls add up to {stalled:g}s, over its --max-delay of {bound:g}s")
+    return beyond
+
+
+@pytest.fixture(scope="session", autouse=True)
+def every_trace_keeps_its_delay_bound(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    yield
+    beyond = stalls_beyond_their_bound(tmp_path_factory.getbasetemp())
+    assert not beyond, "\n".join(beyond)

@@ -211,3 +211,13 @@ def test_max_delay_inf_is_recorded_and_bad_values_are_refused(tmp_path: Path) ->
             capture_output=True, text=True, timeout=60,
         )
         assert refused.returncode == 2 and "--max-delay" in refused.stderr and "Traceback" not in refused.stderr
+
+
+def test_the_suites_check_of_every_trace_sees_a_stall_over_its_bound(tmp_path: Path) -> None:
+    from conftest import stalls_beyond_their_bound
+
+    trace = {"format": "dnsse-trace", "limits": {"max_delay": 0.1}, "stalls": [{"seconds": 0.08}, {"seconds": 0.05}]}
+    (tmp_path / "bug-1.json").write_text(json.dumps(trace))
+    (tmp_path / "bug-2.json").write_text(json.dumps({**trace, "stalls": [{"seconds": 0.1}]}))
+    [beyond] = stalls_beyond_their_bound(tmp_path)
+    assert "bug-1.json" in beyond and "0.13s" in beyond
