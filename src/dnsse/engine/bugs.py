@@ -18,8 +18,10 @@ class BugKind:
     TIMEOUT = "timeout"
     # The program killed or aborted its process (a signal, os._exit, memory exhausted).
     CRASH = "crash"
+    # A buffer read or written by two streams (or a stream and the host) with no ordering between them.
+    RACE = "race"
 
-    ALL = (DEADLOCK, EXCEPTION, COLLECTIVE_MISMATCH, SPEC_VIOLATION, TIMEOUT, CRASH)
+    ALL = (DEADLOCK, EXCEPTION, COLLECTIVE_MISMATCH, SPEC_VIOLATION, TIMEOUT, CRASH, RACE)
 
 
 @dataclass

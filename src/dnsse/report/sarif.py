@@ -29,6 +29,7 @@ RULES = {
     BugKind.COLLECTIVE_MISMATCH: "ranks issued different collectives (or shapes, dtypes, roots) at one position of a group",
     BugKind.SPEC_VIOLATION: "an execution violates a temporal-logic property of the program",
     BugKind.TIMEOUT: "an execution hit the step limit: a livelock",
+    BugKind.RACE: "a buffer read or written by two CUDA streams, or a stream and the host, with no ordering between them",
 }
 
 

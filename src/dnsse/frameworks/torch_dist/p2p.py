@@ -92,6 +92,8 @@ class Message:
     # What the transfer touches: a Work.wait() on it depends on those steps.
     touches: tuple[tuple[str, Access], ...] = ()
     entry: Entry | None = None
+    # Sends and receives are not logged on the virtual device (see .virtual_device).
+    kernel: dict[str, int] | None = None
 
     @property
     def done(self) -> bool:
@@ -137,6 +139,8 @@ class Receive:
     instance: Instance | None = None
     touches: tuple[tuple[str, Access], ...] = ()
     entry: Entry | None = None
+    # Sends and receives are not logged on the virtual device (see .virtual_device).
+    kernel: dict[str, int] | None = None
 
     def buffers(self) -> list:
         return [self.buffer] if isinstance(self.buffer, torch.Tensor) else []

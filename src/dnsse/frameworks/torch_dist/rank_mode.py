@@ -24,7 +24,7 @@ from torch._C._distributed_c10d import _register_process_group
 from torch.overrides import TorchFunctionMode
 
 from dnsse.engine.execution import ExecutionAborted
-from dnsse.frameworks.torch_dist.cpu_devices import on_cpu
+from dnsse.frameworks.torch_dist.cpu_devices import MACHINE_HAS_CUDA, on_cpu
 from dnsse.frameworks.torch_dist.direct_calls import DIRECT
 from dnsse.frameworks.torch_dist.guard import Unsettled, overlapping, program_frame, read_bug, spans_of, touched
 from dnsse.frameworks.torch_dist.mode_off import RankModeMark, apart, rank_mode_on_top
@@ -138,7 +138,7 @@ def rank_carrier() -> Callable[[], None]:
         for group, name in list(state.c10d.pg_names.items()):
             _register_process_group(name, group)
         # Left on the thread's mode stack: the thread ends with the agent.
-        RankMode(state, cuda_on_cpu=not torch.cuda.is_available()).__enter__()
+        RankMode(state, cuda_on_cpu=not MACHINE_HAS_CUDA).__enter__()
 
     return install
 
