@@ -107,11 +107,12 @@ class DeviceAccessMode(TorchDispatchMode):
             elif alias is None:
                 reads.extend(_tensors(value))
         out = func(*args, **kwargs)
+        fresh: list[torch.Tensor] = []
         # A fresh tensor from empty() holds nothing yet: only the kernel that fills it writes.
         if not schema.name.startswith("aten::empty"):
             results = out if isinstance(out, tuple) else (out,)
             for returned, value in zip(schema.returns, results):
                 if returned.alias_info is None:
-                    writes.extend(_tensors(value))
-        device.kernel(device.current(), func.__name__.split(".")[0], site, reads, writes)
+                    fresh.extend(_tensors(value))
+        device.kernel(device.current(), func.__name__.split(".")[0], site, reads, writes, fresh)
         return out

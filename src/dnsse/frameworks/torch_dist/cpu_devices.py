@@ -31,8 +31,8 @@ _CPU = torch.device("cpu")
 _NCCL_VERSION = (2, 27, 5)
 # Tensor.to and what Module.to parses its arguments with: both take a device anywhere after the first.
 _MOVES = {torch.Tensor.to, torch._C._nn._parse_to}
-# Host memory needs no pinning, and no stream holds memory here (the caching allocator is not modelled).
-_NO_OPS = {torch.Tensor.pin_memory, torch.Tensor.record_stream}
+# Host memory needs no pinning.
+_NO_OPS = {torch.Tensor.pin_memory}
 
 
 def _is_cuda(device: object) -> bool:

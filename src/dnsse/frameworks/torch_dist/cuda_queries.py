@@ -189,6 +189,8 @@ def query_stand_ins(cuda_notice: Callable[[str], None]) -> Iterator[tuple[object
     yield cuda, "current_stream", cuda_streams.current_stream
     yield cuda, "default_stream", cuda_streams.default_stream
     yield cuda, "set_stream", cuda_streams.set_stream
+    # No stream holds memory here: the caching allocator, whose reuse record_stream delays, is not modelled.
+    yield torch.Tensor, "record_stream", _in_rank(lambda tensor, stream: None, torch.Tensor.record_stream)
     yield cuda, "ExternalStream", _refusing("torch.cuda.ExternalStream", _EXTERNAL, cuda.ExternalStream)
 
     yield cuda.nvtx, "range_push", _in_rank(_nvtx_push, cuda.nvtx.range_push)

@@ -24,6 +24,7 @@ from torch._C._distributed_c10d import _register_process_group
 from torch.overrides import TorchFunctionMode
 
 from dnsse.engine.execution import ExecutionAborted
+from dnsse.frameworks.torch_dist.access_mode import kernel_site
 from dnsse.frameworks.torch_dist.cpu_devices import MACHINE_HAS_CUDA, on_cpu
 from dnsse.frameworks.torch_dist.direct_calls import DIRECT
 from dnsse.frameworks.torch_dist.guard import Unsettled, overlapping, program_frame, read_bug, spans_of, touched
@@ -33,6 +34,8 @@ from dnsse.frameworks.torch_dist.world import RankState, act_for, rank_here
 from dnsse.frameworks.threads.inheritance import ThreadState
 
 _AUTOCAST_DEVICES = ("cpu", "cuda")
+# Reads of a tensor's data on the host that reach no kernel (the dispatch mode of .access_mode sees the rest).
+_HOST_READS = frozenset({torch.Tensor.tolist, torch.Tensor.numpy, torch.Tensor.__array__})
 
 
 class RankMode(RankModeMark, TorchFunctionMode):
@@ -48,6 +51,10 @@ class RankMode(RankModeMark, TorchFunctionMode):
             self._after_stream_work(func, args, kwargs)
         if state.unsettled:
             self.guard_reads(func, args, kwargs)
+        if state.device is not None and func in _HOST_READS:
+            site = kernel_site(state.world.execution.source_files)
+            if site is not None:
+                state.device.host_read(args[0], func.__name__, site)
         if self.cuda_on_cpu:
             moved = on_cpu(func, args, kwargs, state.world.on_cuda_request)
             if moved is None:

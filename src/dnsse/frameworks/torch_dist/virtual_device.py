@@ -75,15 +75,25 @@ class RankDevice:
         return timeline
 
     def kernel(
-        self, timeline: Timeline, op: str, site: str, reads: Iterable[torch.Tensor], writes: Iterable[torch.Tensor]
+        self,
+        timeline: Timeline,
+        op: str,
+        site: str,
+        reads: Iterable[torch.Tensor],
+        writes: Iterable[torch.Tensor],
+        fresh: Iterable[torch.Tensor] = (),
     ) -> dict[str, int]:
-        """Log one kernel issued on ``timeline``; fail the execution on a race. Returns the clock after it."""
+        """Log one kernel issued on ``timeline``; fail the execution on a race. Returns the clock after it.
+
+        ``fresh`` are the tensors the kernel returns: written, and new
+        unless their address was logged before.
+        """
         if timeline is not self.default:
             timeline.join(self.host)
         tick = timeline.advance()
-        for tensors, write in ((reads, False), (writes, True)):
+        for tensors, write, new in ((reads, False, False), (writes, True, False), (fresh, True, True)):
             for tensor in tensors:
-                race = self._access(timeline, tick, tensor, write, op, site)
+                race = self._access(timeline, tick, tensor, write, op, site, new)
                 if race is not None:
                     self._fail(race)
         return dict(timeline.clock)
@@ -131,7 +141,7 @@ class RankDevice:
         self.weak.clear()
 
     def _access(
-        self, timeline: Timeline, tick: int, tensor: torch.Tensor, write: bool, op: str, site: str
+        self, timeline: Timeline, tick: int, tensor: torch.Tensor, write: bool, op: str, site: str, new: bool
     ) -> Race | None:
         if tensor.is_meta or tensor.numel() == 0:
             return None
@@ -145,7 +155,8 @@ class RankDevice:
             weak = None
         if weak is None:
             self.weak[base] = StorageWeakRef(storage)
-            if timeline is not self.default:
+            if timeline is not self.default and not new:
+                # Unseen since tracking started: last written by the default stream before it.
                 before = Access(self.default.key, self.default.label, 1, True, base, base + storage.nbytes(),
                                 _BEFORE_STREAMS, "a line before the first stream was created")
                 self.log.record(base, self.default, before)
@@ -153,6 +164,11 @@ class RankDevice:
         extent = 1 + sum((size - 1) * abs(stride) for size, stride in zip(tensor.shape, tensor.stride()))
         access = Access(timeline.key, timeline.label, tick, write, start, start + extent * tensor.element_size(), op, site)
         return self.log.record(base, timeline, access)
+
+    def host_read(self, tensor: torch.Tensor, op: str, site: str) -> None:
+        """The host reads ``tensor`` directly (``tolist()``, ``numpy()``): after the current stream's work, as torch syncs it."""
+        if self.tracking:
+            self.kernel(self.current(), f"{op} (a read on the host)", site, (tensor,), ())
 
     def _fail(self, race: Race) -> None:
         execution = self.state.world.execution

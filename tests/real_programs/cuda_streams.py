@@ -1,0 +1,192 @@
+"""Overlapping communication with computation on CUDA streams, as the frameworks do it.
+
+Each pattern has a correct version and one without the wait that orders it;
+on a GPU the second computes wrong values only when the streams happen to
+run in the wrong order. Every ``# (line)`` comment names a line the tests
+look for in the race report.
+"""
+
+import torch
+import torch.distributed as dist
+
+
+def _ddp_overlap(rank, world_size, wait):
+    """DDP/FSDP: gradients are all-reduced on a communication stream while the default stream computes on."""
+    dist.init_process_group("nccl")
+    torch.cuda.set_device(rank)
+    comm = torch.cuda.Stream()
+    grads = [torch.full((4,), float(rank + i), device="cuda") for i in range(2)]
+    comm.wait_stream(torch.cuda.current_stream())  # the gradients are ready before the stream reads them
+    with torch.cuda.stream(comm):
+        works = [dist.all_reduce(grad, async_op=True) for grad in grads]  # (all_reduce)
+        for work in works:
+            work.wait()  # the communication stream waits for NCCL
+        reduced = torch.cuda.Event()
+        reduced.record()
+    activation = torch.ones(4, device="cuda") * 3  # overlaps the reductions
+    if wait:
+        torch.cuda.current_stream().wait_event(reduced)
+    total = grads[0].sum() + grads[1].sum() + activation.sum()  # (read)
+    ranks = sum(range(world_size))
+    assert total.item() == 4 * (2 * ranks + world_size) + 12
+
+
+def ddp_overlap(rank, world_size):
+    _ddp_overlap(rank, world_size, wait=True)
+
+
+def ddp_overlap_without_wait(rank, world_size):
+    _ddp_overlap(rank, world_size, wait=False)
+
+
+def _reduction_stream(rank, world_size, wait):
+    """DeepSpeed's overlap_comm: gradients are copied to a reduction stream, all-reduced there, copied back."""
+    dist.init_process_group("nccl")
+    reduction = torch.cuda.Stream()
+    param = torch.ones(4, device="cuda")
+    grad = param * (rank + 1)  # backward, on the default stream
+    reduction.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(reduction):
+        bucket = grad.clone()
+        dist.all_reduce(bucket)
+        bucket.div_(world_size)
+        grad.copy_(bucket)  # (copy back)
+        bucket.record_stream(reduction)
+    if wait:
+        torch.cuda.current_stream().wait_stream(reduction)
+    param.sub_(grad * 0.5)  # (optimizer)
+    mean = sum(range(1, world_size + 1)) / world_size
+    assert torch.allclose(param, torch.full((4,), 1 - 0.5 * mean))
+
+
+def reduction_stream(rank, world_size):
+    _reduction_stream(rank, world_size, wait=True)
+
+
+def reduction_stream_without_wait(rank, world_size):
+    _reduction_stream(rank, world_size, wait=False)
+
+
+def _async_all_gather(rank, world_size, wait):
+    """Megatron's async tensor parallelism: the next weights are all-gathered on a side stream during compute."""
+    dist.init_process_group("nccl")
+    comm = torch.cuda.Stream()
+    shard = torch.full((2,), float(rank), device="cuda")
+    gathered = torch.empty(2 * world_size, device="cuda")
+    comm.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(comm):
+        handle = dist.all_gather_into_tensor(gathered, shard, async_op=True)  # (all_gather)
+    local = (shard * 2).sum()  # overlaps the all-gather
+    with torch.cuda.stream(comm):
+        handle.wait()
+    if wait:
+        torch.cuda.current_stream().wait_stream(comm)
+    out = (gathered * torch.ones(2 * world_size, device="cuda")).sum() + local  # (use)
+    assert out.item() == 2 * sum(range(world_size)) + 4 * rank
+
+
+def async_all_gather(rank, world_size):
+    _async_all_gather(rank, world_size, wait=True)
+
+
+def async_all_gather_without_wait(rank, world_size):
+    _async_all_gather(rank, world_size, wait=False)
+
+
+def _host_read(rank, world_size, synchronize):
+    """A side stream's result read on the host: correct only after the host synchronized with the stream."""
+    side = torch.cuda.Stream()
+    x = torch.arange(4.0, device="cuda")
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        y = x * 2  # (side)
+    if synchronize:
+        side.synchronize()
+    assert y.tolist() == [0.0, 2.0, 4.0, 6.0]  # (host)
+
+
+def host_read(rank, world_size):
+    _host_read(rank, world_size, synchronize=True)
+
+
+def host_read_without_synchronize(rank, world_size):
+    _host_read(rank, world_size, synchronize=False)
+
+
+def never_waited_for_the_default_stream(rank, world_size):
+    """A new stream is not ordered after the default stream: it reads x before x's kernel ran."""
+    x = torch.ones(4, device="cuda") * rank
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        y = x + 1  # (unordered)
+    side.synchronize()
+    assert y.sum().item() == 4 * (rank + 1)
+
+
+def device_queries(rank, world_size):
+    """What the virtual device says about itself inside a rank."""
+    torch.cuda.set_device(rank)
+    assert torch.cuda.is_available() and torch.cuda.is_initialized()
+    assert torch.cuda.device_count() == world_size
+    assert torch.cuda.current_device() == rank
+    assert torch.cuda.get_device_capability() == (9, 0)
+    assert "virtual" in torch.cuda.get_device_name(rank)
+    assert torch.cuda.get_device_properties(rank).total_memory == 80 * 1024**3
+    free, total = torch.cuda.mem_get_info()
+    assert free == total == 80 * 1024**3
+    assert torch.cuda.memory_allocated() == torch.cuda.max_memory_allocated() == torch.cuda.memory_reserved() == 0
+    torch.cuda.reset_peak_memory_stats()
+    torch.cuda.empty_cache()
+    assert torch.cuda.memory_stats() == {}
+    assert torch.cuda.nvtx.range_push("step") == 0
+    with torch.cuda.nvtx.range("inner"):
+        torch.cuda.nvtx.mark("here")
+    torch.cuda.nvtx.range_pop()
+    torch.backends.cuda.matmul.allow_tf32 = True
+    assert torch.backends.cuda.matmul.allow_tf32
+    main = torch.cuda.current_stream()
+    assert main == torch.cuda.default_stream() and main.cuda_stream == 0
+    side = torch.cuda.Stream(priority=-1)
+    assert side != main
+    with torch.cuda.stream(side):
+        assert torch.cuda.current_stream() == side
+    assert torch.cuda.current_stream() == main
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record(side)
+    with torch.cuda.stream(side):
+        y = torch.ones(3, device="cuda").pin_memory() * 2
+    end.record(side)
+    while not end.query():  # the stream finishes at a step the scheduler chooses
+        pass
+    assert end.elapsed_time(start) <= 0 <= start.elapsed_time(end)
+    torch.cuda.synchronize()
+    assert side.query()
+    with torch.autocast("cuda", dtype=torch.bfloat16):
+        assert y.sum().item() == 6
+    scaler = torch.amp.GradScaler("cuda")
+    weight = torch.ones(2, device="cuda", requires_grad=True)
+    optimizer = torch.optim.SGD([weight], lr=0.1)
+    scaler.scale((weight * 2).sum()).backward()
+    scaler.step(optimizer)
+    scaler.update()
+    assert torch.allclose(weight.detach(), torch.full((2,), 0.8))
+
+
+def cuda_graph(rank, world_size):
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        torch.ones(2, device="cuda")
+
+
+def custom_kernel(rank, world_size):
+    from torch.utils.cpp_extension import load_inline
+
+    load_inline("scale", cpp_sources="", cuda_sources="__global__ void scale(float* x) { x[0] *= 2; }")
+
+
+def external_stream(rank, world_size):
+    torch.cuda.ExternalStream(1234)
+
+
+def interprocess_event(rank, world_size):
+    torch.cuda.Event(interprocess=True)
