@@ -1,0 +1,110 @@
+"""The virtual CUDA device: a GPU program's streams and events on a machine without CUDA.
+
+Each pattern of tests/real_programs/cuda_streams.py passes when it orders its
+streams, and without the wait is a ``race`` naming both kernels and their
+lines, whose trace replays. What the device cannot run is refused (exit 2).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from dnsse.cli import main
+
+pytestmark = [
+    pytest.mark.torch,
+    pytest.mark.skipif(torch.cuda.is_available(), reason="the virtual device stands in only where CUDA is missing"),
+]
+
+PROGRAMS = Path(__file__).parent / "real_programs" / "cuda_streams.py"
+SOURCE = PROGRAMS.read_text().splitlines()
+
+
+def _line(marker: str) -> str:
+    """``cuda_streams.py:N`` of the line that carries ``# (marker)``."""
+    number = next(i for i, text in enumerate(SOURCE, 1) if text.rstrip().endswith(f"# ({marker})"))
+    return f"cuda_streams.py:{number}"
+
+
+def _check(function: str, tmp_path: Path, budget: int = 6) -> tuple[int, dict]:
+    report = tmp_path / "report.json"
+    status = main(
+        ["check", f"{PROGRAMS}:{function}", "--world-size", "2", "--budget", str(budget), "--no-minimize",
+         "--out", str(tmp_path / "out"), "--json", str(report), "--quiet"]
+    )
+    return status, json.loads(report.read_text()) if report.exists() else {}
+
+
+CORRECT = ["ddp_overlap", "reduction_stream", "async_all_gather", "host_read", "device_queries"]
+
+
+@pytest.mark.parametrize("function", CORRECT)
+def test_a_program_that_orders_its_streams_passes(function: str, tmp_path: Path) -> None:
+    status, report = _check(function, tmp_path)
+    assert status == 0, report["bugs"]
+    assert report["bugs"] == []
+
+
+# (function, the later access: its kernel, stream and line; the earlier one: its kernel, stream and line)
+RACES = [
+    ("ddp_overlap_without_wait", ("sum", "the default stream", "read"), ("all_reduce", "NCCL stream", "all_reduce")),
+    ("reduction_stream_without_wait", ("mul", "the default stream", "optimizer"), ("copy_", "stream 1", "copy back")),
+    ("async_all_gather_without_wait", ("mul", "the default stream", "use"),
+     ("all_gather_into_tensor", "NCCL stream", "all_gather")),
+    ("host_read_without_synchronize", ("tolist (a read on the host)", "the default stream", "host"),
+     ("mul", "stream 1", "side")),
+]
+
+
+@pytest.mark.parametrize(("function", "later", "earlier"), RACES)
+def test_the_same_program_without_its_wait_is_a_race_naming_both_sides(
+    function: str, later: tuple[str, str, str], earlier: tuple[str, str, str], tmp_path: Path
+) -> None:
+    status, report = _check(function, tmp_path)
+    assert status == 1
+    bug = report["bugs"][0]
+    assert bug["kind"] == "race", bug
+    message = bug["message"]
+    second, first = message.split(" that ", 1)
+    assert f"{later[0]} on {later[1]}" in second and _line(later[2]) in second, message
+    assert f"{earlier[0]} on " in first and earlier[1] in first and _line(earlier[2]) in first, message
+    assert main(["replay", bug["trace"]]) == 1
+
+
+def test_a_new_stream_is_not_ordered_after_the_default_stream(tmp_path: Path) -> None:
+    status, report = _check("never_waited_for_the_default_stream", tmp_path)
+    assert status == 1
+    bug = report["bugs"][0]
+    assert bug["kind"] == "race"
+    assert f"add on stream 1" in bug["message"] and _line("unordered") in bug["message"]
+    assert "the default stream" in bug["message"]
+
+
+@pytest.mark.parametrize(
+    ("function", "api"),
+    [
+        ("cuda_graph", "torch.cuda.CUDAGraph"),
+        ("custom_kernel", "torch.utils.cpp_extension.load_inline (CUDA sources)"),
+        ("external_stream", "torch.cuda.ExternalStream"),
+        ("interprocess_event", "torch.cuda.Event(interprocess=True)"),
+    ],
+)
+def test_what_the_virtual_device_cannot_run_is_refused(function: str, api: str, tmp_path: Path, capsys) -> None:
+    status, report = _check(function, tmp_path, budget=3)
+    assert status == 2
+    assert f"{api} is not under control" in capsys.readouterr().err
+    assert not (tmp_path / "out" / "bug-1.json").exists()
+
+
+def test_outside_the_ranks_torch_cuda_is_unchanged(tmp_path: Path) -> None:
+    status, _ = _check("ddp_overlap", tmp_path, budget=2)
+    assert status == 0
+    assert torch.cuda.is_available() is False
+    with pytest.raises(RuntimeError, match="requires CUDA support|dummy base class"):
+        torch.cuda.Stream()
+    with pytest.raises(AssertionError, match="not compiled with CUDA"):
+        torch.cuda.mem_get_info()
