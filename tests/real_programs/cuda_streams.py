@@ -6,6 +6,8 @@ run in the wrong order. Every ``# (line)`` comment names a line the tests
 look for in the race report.
 """
 
+import time
+
 import torch
 import torch.distributed as dist
 
@@ -113,6 +115,30 @@ def host_read_without_synchronize(rank, world_size):
     _host_read(rank, world_size, synchronize=False)
 
 
+def _poll(rank, world_size, until_done):
+    """The host polls an event before it reads: correct only when it polls until the event completed."""
+    side = torch.cuda.Stream()
+    x = torch.ones(4, device="cuda")
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        y = x * 2  # (polled)
+    done = side.record_event()
+    if until_done:
+        while not done.query():
+            pass
+    elif not done.query():
+        time.sleep(0.01)  # "long enough" for the stream: nothing orders the read after it
+    assert y.sum().item() == 8  # (after poll)
+
+
+def poll_until_done(rank, world_size):
+    _poll(rank, world_size, until_done=True)
+
+
+def poll_once(rank, world_size):
+    _poll(rank, world_size, until_done=False)
+
+
 def never_waited_for_the_default_stream(rank, world_size):
     """A new stream is not ordered after the default stream: it reads x before x's kernel ran."""
     x = torch.ones(4, device="cuda") * rank
@@ -126,9 +152,16 @@ def never_waited_for_the_default_stream(rank, world_size):
 def device_queries(rank, world_size):
     """What the virtual device says about itself inside a rank."""
     torch.cuda.set_device(rank)
-    assert torch.cuda.is_available() and torch.cuda.is_initialized()
+    assert torch.cuda.is_available()
     assert torch.cuda.device_count() == world_size
     assert torch.cuda.current_device() == rank
+    with torch.cuda.device(world_size - 1 - rank):
+        assert torch.cuda.current_device() == world_size - 1 - rank
+    assert torch.cuda.current_device() == rank
+    state = torch.cuda.get_rng_state()
+    first = torch.randn(2, device="cuda")
+    torch.cuda.set_rng_state(state)
+    assert torch.equal(first, torch.randn(2, device="cuda"))
     assert torch.cuda.get_device_capability() == (9, 0)
     assert "virtual" in torch.cuda.get_device_name(rank)
     assert torch.cuda.get_device_properties(rank).total_memory == 80 * 1024**3

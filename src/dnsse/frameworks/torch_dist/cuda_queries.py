@@ -98,6 +98,27 @@ def _set_device(device: object) -> None:
         device_of(state).index = index
 
 
+class VirtualDeviceContext(torch.cuda.device):
+    """``with torch.cuda.device(i):``: inside a rank, ``i`` is the current device within the block."""
+
+    def __enter__(self) -> None:
+        state = rank_here()
+        if state is None:
+            super().__enter__()
+            return
+        device = device_of(state)
+        self.prev_idx = device.index
+        if self.idx is not None and self.idx >= 0:
+            _set_device(self.idx)
+
+    def __exit__(self, *exc: object) -> bool:
+        state = rank_here()
+        if state is None:
+            return super().__exit__(*exc)
+        device_of(state).index = self.prev_idx
+        return False
+
+
 def _current_device() -> int:
     state = rank_here()
     return device_of(state).index if state is not None else 0
@@ -161,10 +182,16 @@ def query_stand_ins(cuda_notice: Callable[[str], None]) -> Iterator[tuple[object
 
     yield cuda, "set_device", _in_rank(set_device, lambda device: cuda_notice("torch.cuda.set_device"))
     yield cuda, "current_device", _in_rank(_current_device, lambda: 0)
+    yield cuda, "device", VirtualDeviceContext
     yield cuda, "device_count", _in_rank(_device_count, cuda.device_count)
     yield cuda, "is_available", _in_rank(lambda: True, cuda.is_available)
-    yield cuda, "is_initialized", _in_rank(lambda: True, cuda.is_initialized)
+    # is_initialized() stays False: torch would run its queued seeding calls, which need real devices.
     yield cuda, "init", _in_rank(lambda: None, cuda.init)
+    # A cuda tensor's random numbers come from the CPU's generator here: its state is the device's.
+    yield cuda, "get_rng_state", _in_rank(lambda device="cuda": torch.get_rng_state(), cuda.get_rng_state)
+    yield cuda, "set_rng_state", _in_rank(lambda state, device="cuda": torch.set_rng_state(state), cuda.set_rng_state)
+    yield cuda, "get_rng_state_all", _in_rank(lambda: [torch.get_rng_state()] * _device_count(), cuda.get_rng_state_all)
+    yield cuda, "set_rng_state_all", _in_rank(lambda states: torch.set_rng_state(states[0]), cuda.set_rng_state_all)
     yield cuda, "is_bf16_supported", _in_rank(lambda including_emulation=True: True, cuda.is_bf16_supported)
     yield cuda, "get_device_name", _in_rank(lambda device=None: DEVICE_NAME, cuda.get_device_name)
     yield cuda, "get_device_capability", _in_rank(lambda device=None: CAPABILITY, cuda.get_device_capability)

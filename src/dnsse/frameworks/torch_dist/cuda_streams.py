@@ -98,7 +98,12 @@ class VirtualStream:
         return event
 
     def query(self) -> bool:
-        return self._done_at(self._timeline.tick)
+        """Whether all work issued on the stream completed; if so, the host knows it (later kernels start after it)."""
+        clock = dict(self._timeline.clock)
+        if self._done_at(self._timeline.tick):
+            self._device.host_waits(clock)
+            return True
+        return False
 
     def synchronize(self) -> None:
         self._finish(self._timeline.tick, "Stream.synchronize()")
@@ -222,7 +227,13 @@ class VirtualEvent:
             stream.timeline.join(self._clock)
 
     def query(self) -> bool:
-        return self._stream is None or self._stream._done_at(self._tick)
+        """Whether the recorded work completed; if so, the host knows it (later kernels start after it)."""
+        if self._stream is None:
+            return True
+        if self._stream._done_at(self._tick):
+            self._stream._device.host_waits(self._clock)
+            return True
+        return False
 
     def synchronize(self) -> None:
         if self._stream is None:
