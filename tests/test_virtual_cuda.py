@@ -110,3 +110,11 @@ def test_outside_the_ranks_torch_cuda_is_unchanged(tmp_path: Path) -> None:
         torch.cuda.Stream()
     with pytest.raises(AssertionError, match="not compiled with CUDA"):
         torch.cuda.mem_get_info()
+
+
+def test_polling_once_goes_wrong_only_in_the_schedules_where_the_stream_is_not_done() -> None:
+    from helpers import run_torch
+
+    results = run_torch("../real_programs/cuda_streams.py:poll_once", seeds=range(16))
+    outcomes = {result.bug.kind if result.bug is not None else "pass" for result in results}
+    assert outcomes == {"pass", "race"}
