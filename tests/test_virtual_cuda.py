@@ -118,3 +118,17 @@ def test_polling_once_goes_wrong_only_in_the_schedules_where_the_stream_is_not_d
     results = run_torch("../real_programs/cuda_streams.py:poll_once", seeds=range(16))
     outcomes = {result.bug.kind if result.bug is not None else "pass" for result in results}
     assert outcomes == {"pass", "race"}
+
+
+def test_a_race_is_a_rule_of_the_sarif_report_and_a_failure_of_the_junit_report(tmp_path: Path) -> None:
+    sarif, junit = tmp_path / "report.sarif", tmp_path / "report.xml"
+    status = main(
+        ["check", f"{PROGRAMS}:host_read_without_synchronize", "--world-size", "2", "--budget", "3", "--no-minimize",
+         "--out", str(tmp_path / "out"), "--sarif", str(sarif), "--junit", str(junit), "--quiet"]
+    )
+    assert status == 1
+    run = json.loads(sarif.read_text())["runs"][0]
+    rules = {rule["id"]: rule["shortDescription"]["text"] for rule in run["tool"]["driver"]["rules"]}
+    assert "two CUDA streams" in rules["race"]
+    assert run["results"][0]["ruleId"] == "race"
+    assert 'type="race"' in junit.read_text()

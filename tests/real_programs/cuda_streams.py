@@ -162,6 +162,9 @@ def device_queries(rank, world_size):
     first = torch.randn(2, device="cuda")
     torch.cuda.set_rng_state(state)
     assert torch.equal(first, torch.randn(2, device="cuda"))
+    generator = torch.Generator(device="cuda").manual_seed(7)
+    assert isinstance(generator, torch.Generator)
+    assert torch.randn(2, device="cuda", generator=generator).shape == (2,)
     assert torch.cuda.get_device_capability() == (9, 0)
     assert "virtual" in torch.cuda.get_device_name(rank)
     assert torch.cuda.get_device_properties(rank).total_memory == 80 * 1024**3
@@ -197,6 +200,7 @@ def device_queries(rank, world_size):
     with torch.autocast("cuda", dtype=torch.bfloat16):
         assert y.sum().item() == 6
     scaler = torch.amp.GradScaler("cuda")
+    assert scaler.is_enabled()
     weight = torch.ones(2, device="cuda", requires_grad=True)
     optimizer = torch.optim.SGD([weight], lr=0.1)
     scaler.scale((weight * 2).sum()).backward()

@@ -119,6 +119,34 @@ class VirtualDeviceContext(torch.cuda.device):
         return False
 
 
+_TORCH_GENERATOR = torch.Generator
+
+
+class _GeneratorType(type):
+    """Makes ``torch.Generator`` a stand-in that builds torch's own generators, for which ``isinstance`` holds."""
+
+    def __instancecheck__(cls, instance: object) -> bool:
+        return isinstance(instance, _TORCH_GENERATOR)
+
+    def __subclasscheck__(cls, subclass: type) -> bool:
+        return issubclass(subclass, _TORCH_GENERATOR)
+
+    def __call__(cls, device: object = "cpu") -> Any:
+        if rank_here() is not None and _names_cuda(device):
+            device = "cpu"  # a cuda tensor's random numbers come from a CPU generator here
+        return _TORCH_GENERATOR(device)
+
+
+class VirtualGenerator(metaclass=_GeneratorType):
+    """``torch.Generator(device="cuda")`` inside a rank: a CPU generator."""
+
+
+def _names_cuda(device: object) -> bool:
+    if isinstance(device, torch.device):
+        return device.type == "cuda"
+    return isinstance(device, str) and device.startswith("cuda")
+
+
 def _current_device() -> int:
     state = rank_here()
     return device_of(state).index if state is not None else 0
@@ -183,6 +211,7 @@ def query_stand_ins(cuda_notice: Callable[[str], None]) -> Iterator[tuple[object
     yield cuda, "set_device", _in_rank(set_device, lambda device: cuda_notice("torch.cuda.set_device"))
     yield cuda, "current_device", _in_rank(_current_device, lambda: 0)
     yield cuda, "device", VirtualDeviceContext
+    yield torch, "Generator", VirtualGenerator
     yield cuda, "device_count", _in_rank(_device_count, cuda.device_count)
     yield cuda, "is_available", _in_rank(lambda: True, cuda.is_available)
     # is_initialized() stays False: torch would run its queued seeding calls, which need real devices.
