@@ -39,7 +39,9 @@ def _check(function: str, tmp_path: Path, budget: int = 6) -> tuple[int, dict]:
     return status, json.loads(report.read_text()) if report.exists() else {}
 
 
-CORRECT = ["ddp_overlap", "reduction_stream", "async_all_gather", "host_read", "poll_until_done", "device_queries"]
+CORRECT = [
+    "ddp_overlap", "reduction_stream", "async_all_gather", "pipeline_send", "host_read", "poll_until_done", "device_queries",
+]
 
 
 @pytest.mark.parametrize("function", CORRECT)
@@ -57,6 +59,8 @@ RACES = [
      ("all_gather_into_tensor", "NCCL stream", "all_gather")),
     ("host_read_without_synchronize", ("tolist (a read on the host)", "the default stream", "host"),
      ("mul", "stream 1", "side")),
+    ("pipeline_send_without_wait", ("send", "the NCCL stream for send/recv between ranks 0 and 1", "send"),
+     ("mul", "stream 1", "activation")),
     # Only the schedules where the stream has not finished when the host polls it go wrong.
     ("poll_once", ("sum", "the default stream", "after poll"), ("mul", "stream 1", "polled")),
 ]

@@ -227,3 +227,29 @@ def external_stream(rank, world_size):
 
 def interprocess_event(rank, world_size):
     torch.cuda.Event(interprocess=True)
+
+
+def _pipeline_send(rank, world_size, wait):
+    """Pipeline parallelism: an activation computed on a side stream is sent to the next stage."""
+    dist.init_process_group("nccl")
+    compute = torch.cuda.Stream()
+    x = torch.full((4,), float(rank + 1), device="cuda")
+    compute.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(compute):
+        activation = x * 2  # (activation)
+    if wait:
+        torch.cuda.current_stream().wait_stream(compute)
+    if rank == 0:
+        dist.send(activation, dst=1)  # (send)
+    else:
+        received = torch.empty(4, device="cuda")
+        dist.recv(received, src=0)
+        assert received.sum().item() == 8
+
+
+def pipeline_send(rank, world_size):
+    _pipeline_send(rank, world_size, wait=True)
+
+
+def pipeline_send_without_wait(rank, world_size):
+    _pipeline_send(rank, world_size, wait=False)
