@@ -33,18 +33,6 @@ _DNSSE_DIR = os.path.dirname(dnsse.__file__) + os.sep
 # dnsse's modes and the helpers they call on the way to the kernel: the program's call passes through them.
 _HERE = os.path.dirname(__file__) + os.sep
 _PASSING = frozenset(_HERE + name for name in ("access_mode.py", "rank_mode.py", "mode_off.py", "direct_calls.py"))
-# Not kernels: bookkeeping of the allocator and of tensors' metadata.
-_NOT_KERNELS = frozenset(
-    {
-        torch.ops.aten.record_stream.default,
-        torch.ops.aten.detach.default,
-        torch.ops.aten.alias.default,
-        torch.ops.aten.lift_fresh.default,
-        torch.ops.aten.set_.source_Storage_storage_offset,
-    }
-)
-
-
 def kernel_site(source_files: frozenset[str]) -> str | None:
     """``file:line`` of the program's code that issued the running kernel; ``None`` for dnsse's own work.
 
@@ -92,7 +80,7 @@ class DeviceAccessMode(TorchDispatchMode):
         kwargs = kwargs or {}
         device = self.device
         execution = device.state.world.execution
-        if device.closed or execution.scheduling or func in _NOT_KERNELS:
+        if device.closed or execution.scheduling:
             return func(*args, **kwargs)
         site = kernel_site(execution.source_files)
         if site is None:

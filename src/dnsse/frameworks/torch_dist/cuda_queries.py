@@ -19,6 +19,7 @@ Outside a controlled rank every name here is torch's own.
 from __future__ import annotations
 
 import functools
+import inspect
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
@@ -184,14 +185,14 @@ _NVTX_DEPTH: list[str] = []
 
 def _load_extension(original: Callable[..., Any]) -> Callable[..., Any]:
     """``load``/``load_inline`` of CUDA sources is refused; a CPU-only extension builds as usual."""
+    signature = inspect.signature(original)
 
     @functools.wraps(original)
     def load(*args: Any, **kwargs: Any) -> Any:
-        sources = [kwargs.get(key) for key in ("sources", "cuda_sources")] + list(args[1:2])
-        names = [s for group in sources if group for s in ([group] if isinstance(group, str) else group)]
-        cuda = kwargs.get("with_cuda") or kwargs.get("cuda_sources") or any(
-            isinstance(name, str) and name.endswith((".cu", ".cuh")) for name in names
-        )
+        given = signature.bind_partial(*args, **kwargs).arguments
+        sources = given.get("sources") or []
+        files = [sources] if isinstance(sources, str) else list(sources)
+        cuda = given.get("with_cuda") or given.get("cuda_sources") or any(f.endswith((".cu", ".cuh")) for f in files)
         if cuda and rank_here() is not None:
             refuse(f"torch.utils.cpp_extension.{original.__name__} (CUDA sources)", _EXTENSION)
         return original(*args, **kwargs)

@@ -61,6 +61,8 @@ class VirtualStream:
         self.priority = priority
         self.completed = 0
         self._agent: StepAgent | None = None
+        # The streams current before each `with stream:` still open.
+        self._saved: list[Timeline] = []
         device.handles[timeline.key] = self
 
     @property
@@ -110,12 +112,12 @@ class VirtualStream:
         self._device.host_waits(self._timeline.clock)
 
     def __enter__(self) -> VirtualStream:
-        self._saved = self._device.current()
+        self._saved.append(self._device.current())
         self._device.set_current(self._timeline)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._device.set_current(self._saved)
+        self._device.set_current(self._saved.pop())
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, VirtualStream) and other._timeline is self._timeline

@@ -175,8 +175,13 @@ class Work(torch.distributed.Work):
             )
         # What the transfer touched is known once it happened (the message a receive took).
         execution.touch(part.touches)
-        if state.device is not None:
-            state.device.host_waits(part.kernel)
+        device = state.device
+        if device is not None:
+            # Finished already or not, a wait that orders only the stream tells the host nothing.
+            if seconds is None and waits_on_stream(state, part, caller):
+                device.stream_waits(part.kernel)
+            else:
+                device.host_waits(part.kernel)
         execution.emit(state.agent, "wait", {"op": part.op, "rank": state.rank})
         self._settle()
         return True
