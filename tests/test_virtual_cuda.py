@@ -40,7 +40,7 @@ def _check(function: str, tmp_path: Path, budget: int = 6) -> tuple[int, dict]:
 
 
 CORRECT = [
-    "ddp_overlap", "reduction_stream", "async_all_gather", "pipeline_send", "host_read", "poll_until_done", "device_queries",
+    "side_stream_all_reduce", "ddp_overlap", "reduction_stream", "async_all_gather", "pipeline_send", "host_read", "poll_until_done", "device_queries",
 ]
 
 
@@ -53,6 +53,8 @@ def test_a_program_that_orders_its_streams_passes(function: str, tmp_path: Path)
 
 # (function, the later access: its kernel, stream and line; the earlier one: its kernel, stream and line)
 RACES = [
+    ("side_stream_all_reduce_without_wait", ("all_reduce", "the NCCL stream", "all-reduce"),
+     ("mul", "stream 1", "side compute")),
     ("ddp_overlap_without_wait", ("sum", "the default stream", "read"), ("all_reduce", "NCCL stream", "all_reduce")),
     ("reduction_stream_without_wait", ("mul", "the default stream", "optimizer"), ("copy_", "stream 1", "copy back")),
     ("async_all_gather_without_wait", ("mul", "the default stream", "use"),

@@ -12,6 +12,29 @@ import torch
 import torch.distributed as dist
 
 
+def _side_stream_all_reduce(rank, world_size, wait):
+    """A side stream computes what the default stream then all-reduces, while the default stream works on."""
+    dist.init_process_group("nccl")
+    side = torch.cuda.Stream()
+    x = torch.ones(4, device="cuda")
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        y = x * (rank + 1)  # (side compute)
+    norm = x.norm()  # overlaps the side stream
+    if wait:
+        torch.cuda.current_stream().wait_stream(side)
+    dist.all_reduce(y)  # (all-reduce)
+    assert y.sum().item() == 4 * sum(range(1, world_size + 1)) and norm.item() == 2
+
+
+def side_stream_all_reduce(rank, world_size):
+    _side_stream_all_reduce(rank, world_size, wait=True)
+
+
+def side_stream_all_reduce_without_wait(rank, world_size):
+    _side_stream_all_reduce(rank, world_size, wait=False)
+
+
 def _ddp_overlap(rank, world_size, wait):
     """DDP/FSDP: gradients are all-reduced on a communication stream while the default stream computes on."""
     dist.init_process_group("nccl")
