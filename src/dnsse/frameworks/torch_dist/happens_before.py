@@ -51,7 +51,7 @@ class Timeline:
         return key == self.key or self.clock.get(key, 0) >= tick
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Access:
     """One kernel's read or write of a byte range."""
 

@@ -161,8 +161,12 @@ class RankDevice:
                                 _BEFORE_STREAMS, "a line before the first stream was created")
                 self.log.record(base, self.default, before)
         start = tensor.data_ptr()
-        extent = 1 + sum((size - 1) * abs(stride) for size, stride in zip(tensor.shape, tensor.stride()))
-        access = Access(timeline.key, timeline.label, tick, write, start, start + extent * tensor.element_size(), op, site)
+        if tensor.is_contiguous():
+            end = start + tensor.nbytes
+        else:
+            extent = 1 + sum((size - 1) * abs(stride) for size, stride in zip(tensor.shape, tensor.stride()))
+            end = start + extent * tensor.element_size()
+        access = Access(timeline.key, timeline.label, tick, write, start, end, op, site)
         return self.log.record(base, timeline, access)
 
     def host_read(self, tensor: torch.Tensor, op: str, site: str) -> None:
