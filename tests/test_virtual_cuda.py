@@ -40,7 +40,8 @@ def _check(function: str, tmp_path: Path, budget: int = 6) -> tuple[int, dict]:
 
 
 CORRECT = [
-    "side_stream_all_reduce", "ddp_overlap", "reduction_stream", "async_all_gather", "pipeline_send", "host_read", "poll_until_done", "device_queries",
+    "side_stream_all_reduce", "ddp_overlap", "reduction_stream", "async_all_gather", "pipeline_send", "host_read", "host_reads_after_each_synchronization",
+    "poll_until_done", "device_queries",
 ]
 
 

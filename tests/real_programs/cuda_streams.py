@@ -162,6 +162,27 @@ def poll_once(rank, world_size):
     _poll(rank, world_size, until_done=False)
 
 
+def host_reads_after_each_synchronization(rank, world_size):
+    """Each way the host can wait for a stream orders its later reads: the stream, an event, the device."""
+    side = torch.cuda.Stream()
+    x = torch.arange(4.0, device="cuda")
+    for how in ("stream", "event", "device", "event wait"):
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            x = x + 1
+            done = torch.cuda.Event()
+            done.record()
+        if how == "stream":
+            side.synchronize()
+        elif how == "event":
+            done.synchronize()
+        elif how == "device":
+            torch.cuda.synchronize()
+        else:
+            done.wait()  # the host's current stream waits, and reads on it
+    assert x.tolist() == [4.0, 5.0, 6.0, 7.0]
+
+
 def never_waited_for_the_default_stream(rank, world_size):
     """A new stream is not ordered after the default stream: it reads x before x's kernel ran."""
     x = torch.ones(4, device="cuda") * rank
@@ -222,6 +243,8 @@ def device_queries(rank, world_size):
     assert side.query()
     with torch.autocast("cuda", dtype=torch.bfloat16):
         assert y.sum().item() == 6
+    with torch.cuda.amp.autocast():
+        assert torch.is_autocast_enabled("cuda")
     scaler = torch.amp.GradScaler("cuda")
     assert scaler.is_enabled()
     weight = torch.ones(2, device="cuda", requires_grad=True)
