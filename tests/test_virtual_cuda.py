@@ -40,7 +40,7 @@ def _check(function: str, tmp_path: Path, budget: int = 6) -> tuple[int, dict]:
 
 
 CORRECT = [
-    "side_stream_all_reduce", "ddp_overlap", "reduction_stream", "async_all_gather", "pipeline_send", "host_read", "host_reads_after_each_synchronization",
+    "side_stream_all_reduce", "ddp_overlap", "reduction_stream", "async_all_gather", "pipeline_send", "prefetch", "host_read", "host_reads_after_each_synchronization",
     "poll_until_done", "device_queries",
 ]
 
@@ -64,6 +64,7 @@ RACES = [
      ("mul", "stream 1", "side")),
     ("pipeline_send_without_wait", ("send", "the NCCL stream for send/recv between ranks 0 and 1", "send"),
      ("mul", "stream 1", "activation")),
+    ("prefetch_without_wait", ("addmm", "the default stream", "train"), ("copy to the device", "stream 1", "prefetch")),
     # Only the schedules where the stream has not finished when the host polls it go wrong.
     ("poll_once", ("sum", "the default stream", "after poll"), ("mul", "stream 1", "polled")),
 ]

@@ -299,3 +299,38 @@ def pipeline_send(rank, world_size):
 
 def pipeline_send_without_wait(rank, world_size):
     _pipeline_send(rank, world_size, wait=False)
+
+
+def _prefetch(rank, world_size, wait):
+    """The next batch is copied to the device on a side stream while the current one trains (apex's prefetcher)."""
+    dist.init_process_group("nccl")
+    torch.manual_seed(rank)
+    model = torch.nn.Linear(4, 2).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    copies = torch.cuda.Stream()
+    batches = [torch.randn(3, 4) for _ in range(3)]  # host memory
+    with torch.cuda.stream(copies):
+        upcoming = batches[0].cuda(non_blocking=True).float()  # (prefetch)
+    for step in range(3):
+        if wait:
+            torch.cuda.current_stream().wait_stream(copies)
+        batch = upcoming
+        batch.record_stream(torch.cuda.current_stream())
+        if step + 1 < len(batches):
+            copies.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(copies):
+                upcoming = (batches[step + 1].cuda(non_blocking=True) * 1.0).float()  # (prefetch next)
+        loss = model(batch).sum()  # (train)
+        optimizer.zero_grad()
+        loss.backward()
+        for parameter in model.parameters():
+            dist.all_reduce(parameter.grad)
+        optimizer.step()
+
+
+def prefetch(rank, world_size):
+    _prefetch(rank, world_size, wait=True)
+
+
+def prefetch_without_wait(rank, world_size):
+    _prefetch(rank, world_size, wait=False)

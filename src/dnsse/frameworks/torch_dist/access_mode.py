@@ -80,7 +80,7 @@ class DeviceAccessMode(TorchDispatchMode):
         kwargs = kwargs or {}
         device = self.device
         execution = device.state.world.execution
-        if device.closed or execution.scheduling:
+        if device.closed or device.uploading or execution.scheduling:
             return func(*args, **kwargs)
         site = kernel_site(execution.source_files)
         if site is None:

@@ -58,6 +58,16 @@ def on_cpu(func: Any, args: tuple, kwargs: dict, notice: Callable[[str], None]) 
     return args, kwargs
 
 
+def uploads(func: Any, args: tuple, kwargs: dict) -> bool:
+    """Is this call a copy of a tensor from the host to a CUDA device (``Tensor.cuda()``, ``Tensor.to("cuda")``)?"""
+    if func is torch.Tensor.cuda:
+        return True
+    if func is not torch.Tensor.to:
+        return False
+    device = kwargs.get("device")
+    return _is_cuda(device) or any(_is_cuda(a) or (isinstance(a, int) and not isinstance(a, bool)) for a in args[1:2])
+
+
 def _cpu(value: object, notice: Callable[[str], None]) -> object:
     # Tensor.to(0) and Tensor.to("cuda:1") name devices; Tensor.to(torch.float16) does not.
     if _is_cuda(value) or (isinstance(value, int) and not isinstance(value, bool)):

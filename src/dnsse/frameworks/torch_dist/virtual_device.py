@@ -51,6 +51,11 @@ class RankDevice:
     index: int = 0
     tracking: bool = False
     closed: bool = False
+    # Inside a copy from the host (see RankMode._upload): its kernels are not the program's to judge.
+    uploading: int = 0
+    # Storages known to be device memory: copied from the host, or written by a stream's kernel
+    # (a host tensor never is). Copying one "to the device" again copies nothing.
+    on_device: set[int] = field(default_factory=set)
     # The program's stream objects by timeline key, so that current_stream() == stream holds.
     handles: dict[str, object] = field(default_factory=dict)
     # The dispatch mode that logs the rank's kernels (see .access_mode), once tracking started.
@@ -139,6 +144,7 @@ class RankDevice:
             self.host_waits(timeline.clock)
         self.log.clear()
         self.weak.clear()
+        self.on_device.clear()
 
     def _access(
         self, timeline: Timeline, tick: int, tensor: torch.Tensor, write: bool, op: str, site: str, new: bool
@@ -152,6 +158,7 @@ class RankDevice:
         weak = self.weak.get(base)
         if weak is not None and weak.expired():
             self.log.by_storage.pop(base, None)  # the address now belongs to a new tensor
+            self.on_device.discard(base)
             weak = None
         if weak is None:
             self.weak[base] = StorageWeakRef(storage)
@@ -166,8 +173,32 @@ class RankDevice:
         else:
             extent = 1 + sum((size - 1) * abs(stride) for size, stride in zip(tensor.shape, tensor.stride()))
             end = start + extent * tensor.element_size()
+        if write and timeline is not self.default:
+            self.on_device.add(base)
         access = Access(timeline.key, timeline.label, tick, write, start, end, op, site)
         return self.log.record(base, timeline, access)
+
+    def uploaded(self, tensor: torch.Tensor, site: str) -> None:
+        """``tensor`` was just copied from the host on the current stream: a new device buffer."""
+        if tensor.is_meta or tensor.numel() == 0:
+            return
+        storage = tensor.untyped_storage()
+        base = storage.data_ptr()
+        timeline = self.current()
+        if timeline is not self.default:
+            timeline.join(self.host)
+        tick = timeline.advance()
+        self.weak[base] = StorageWeakRef(storage)
+        self.on_device.add(base)
+        self.log.by_storage[base] = [
+            Access(timeline.key, timeline.label, tick, True, base, base + storage.nbytes(), "copy to the device", site)
+        ]
+
+    def holds(self, tensor: torch.Tensor) -> bool:
+        """Is ``tensor`` known to be device memory already?"""
+        base = tensor.untyped_storage().data_ptr()
+        weak = self.weak.get(base)
+        return base in self.on_device and weak is not None and not weak.expired()
 
     def host_read(self, tensor: torch.Tensor, op: str, site: str) -> None:
         """The host reads ``tensor`` directly (``tolist()``, ``numpy()``): after the current stream's work, as torch syncs it."""
