@@ -168,19 +168,21 @@ def synchronize_streams() -> None:
     state.device.synchronized()
 
 
+def _nvtx_ranges() -> list[str]:
+    return device_of(rank_here()).nvtx  # type: ignore[arg-type]  # called inside a rank only
+
+
 def _nvtx_push(message: str) -> int:
-    _NVTX_DEPTH.append(message)
-    return len(_NVTX_DEPTH) - 1
+    ranges = _nvtx_ranges()
+    ranges.append(message)
+    return len(ranges) - 1
 
 
 def _nvtx_pop() -> int:
-    if _NVTX_DEPTH:
-        _NVTX_DEPTH.pop()
-    return len(_NVTX_DEPTH)
-
-
-# Ranges are not kept per rank: nobody reads them back, only their depth.
-_NVTX_DEPTH: list[str] = []
+    ranges = _nvtx_ranges()
+    if ranges:
+        ranges.pop()
+    return len(ranges)
 
 
 def _load_extension(original: Callable[..., Any]) -> Callable[..., Any]:

@@ -50,13 +50,14 @@ class VirtualStream:
         stream = object.__new__(cls)
         rank_device = device_of(state)
         site = kernel_site(state.world.execution.source_files) or "an unknown place"
-        number = len(rank_device.timelines) + 1
-        stream._bind(rank_device, rank_device.new_timeline(f"stream {number} (created at {site})"), priority)
+        number, timeline = rank_device.new_stream(site)
+        stream._bind(rank_device, timeline, priority, number)
         _watch(rank_device)
         return stream
 
-    def _bind(self, device: RankDevice, timeline: Timeline, priority: int) -> None:
+    def _bind(self, device: RankDevice, timeline: Timeline, priority: int, number: int) -> None:
         self._device = device
+        self._number = number
         self._timeline = timeline
         self.priority = priority
         self.completed = 0
@@ -82,8 +83,7 @@ class VirtualStream:
     @property
     def cuda_stream(self) -> int:
         """0 for the default stream, then 1, 2, ... in the order the rank created its streams."""
-        timelines = self._device.timelines
-        return timelines.index(self._timeline) + 1 if self._timeline in timelines else 0
+        return self._number
 
     stream_id = cuda_stream
 
@@ -179,7 +179,7 @@ def _handle(device: RankDevice, timeline: Timeline) -> VirtualStream:
     found = device.handles.get(timeline.key)
     if found is None:
         found = object.__new__(VirtualStream)
-        found._bind(device, timeline, 0)
+        found._bind(device, timeline, 0, 0)
     return found  # type: ignore[return-value]
 
 

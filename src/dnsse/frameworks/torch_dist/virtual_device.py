@@ -49,7 +49,10 @@ class RankDevice:
     timelines: list[Timeline] = field(default_factory=list)
     # The device set_device chose (torch.cuda.current_device()).
     index: int = 0
+    # The NVTX ranges open (torch.cuda.nvtx.range_push), which mark nothing here.
+    nvtx: list[str] = field(default_factory=list)
     tracking: bool = False
+    streams_made: int = 0
     closed: bool = False
     # Inside a copy from the host (see RankMode._upload): its kernels are not the program's to judge.
     uploading: int = 0
@@ -69,15 +72,18 @@ class RankDevice:
     def set_current(self, timeline: Timeline) -> None:
         self.local.timeline = timeline  # type: ignore[attr-defined]
 
-    def new_timeline(self, label: str) -> Timeline:
-        timeline = Timeline(f"rank{self.state.rank}:{len(self.timelines) + 1}", label)
+    def new_stream(self, site: str) -> tuple[int, Timeline]:
+        """A stream the program creates at ``site``: its number (1, 2, ... per rank) and timeline."""
+        self.streams_made += 1
+        number = self.streams_made
+        timeline = Timeline(f"rank{self.state.rank}:{number}", f"stream {number} (created at {site})")
         self.timelines.append(timeline)
         if not self.tracking:
             self.tracking = True
             # Kernels issued before tracking count as one kernel of the default stream: a new
             # stream that reads their results must first wait for the default stream.
             self.default.advance()
-        return timeline
+        return number, timeline
 
     def kernel(
         self,
