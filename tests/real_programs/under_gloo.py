@@ -31,7 +31,7 @@ def run(rank, world_size, store_path, targets, out_dir, queue):
                 moved = on_cpu(func, args, kwargs or {}, notice)
                 return args[0] if moved is None else func(*moved[0], **moved[1])
 
-        for owner, name, value in list(cuda_stand_ins(world_size, notice)):
+        for owner, name, value in list(cuda_stand_ins(notice)):
             setattr(owner, name, value)
         real_init = dist.init_process_group
         store = dist.FileStore(store_path, world_size)

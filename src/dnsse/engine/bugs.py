@@ -20,8 +20,10 @@ class BugKind:
     CRASH = "crash"
     # An agent blocked in a call outside control past the wall-clock limit, no other agent able to run.
     HANG = "hang"
+    # A buffer read or written by two streams (or a stream and the host) with no ordering between them.
+    RACE = "race"
 
-    ALL = (DEADLOCK, EXCEPTION, COLLECTIVE_MISMATCH, SPEC_VIOLATION, TIMEOUT, CRASH, HANG)
+    ALL = (DEADLOCK, EXCEPTION, COLLECTIVE_MISMATCH, SPEC_VIOLATION, TIMEOUT, CRASH, HANG, RACE)
 
 
 @dataclass

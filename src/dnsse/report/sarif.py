@@ -31,6 +31,7 @@ RULES = {
     BugKind.TIMEOUT: "an execution hit the step limit under fair scheduling: a livelock",
     BugKind.CRASH: "the program killed or aborted its process: a signal, os._exit, memory exhausted",
     BugKind.HANG: "an agent stayed blocked in a call outside control (a read nobody answers) past the wall-clock limit",
+    BugKind.RACE: "a buffer read or written by two CUDA streams, or a stream and the host, with no ordering between them",
 }
 # Where a rule's kind of bug is explained.
 HELP_URI = f"{dnsse.PROJECT_URI}#bug-kinds"

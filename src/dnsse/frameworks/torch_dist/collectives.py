@@ -72,6 +72,8 @@ class Part:
     done: bool = False
     agent: StepAgent | None = None
     entry: Entry | None = None
+    # The virtual device's clock after this part's kernel (see .virtual_device), for Work.wait() to join.
+    kernel: dict[str, int] | None = None
     # Fired with done: a rank blocked on its part sleeps until then.
     finished: Signal = field(default_factory=Signal)
 
@@ -260,7 +262,8 @@ class Collectives:
         index = group.index_of(state.rank)
         assert index is not None, "torch hands a group's operations only to its members"
         # NCCL returns once the collective is enqueued (monitored_barrier is gloo's alone).
-        async_op = async_op or (not isinstance(call, MonitoredBarrier) and uses_nccl(state, group))
+        nccl = not isinstance(call, MonitoredBarrier) and uses_nccl(state, group)
+        async_op = async_op or nccl
         execution = state.world.execution
         agent = state.agent
         key = (group.name, state.rank)
@@ -282,9 +285,15 @@ class Collectives:
         execution.emit(
             agent, "collective.issue", {"op": call.name, "rank": state.rank, "group": group.name, "seq": seq}
         )
+        if state.device is not None:
+            tensors = [t for t in call.inputs() if isinstance(t, torch.Tensor)]
+            outputs = [t for t in call.outputs() if isinstance(t, torch.Tensor)]
+            part.kernel = state.device.collective(
+                call.name, part.site, collective_stream(group) if nccl else None, tensors, outputs
+            )
         if async_op:
             part.snapshot = call.read()
-            if uses_nccl(state, group):
+            if nccl:
                 state.streams.enqueue(state.rank, *collective_stream(group), part)
             part.agent = StepAgent(
                 execution,

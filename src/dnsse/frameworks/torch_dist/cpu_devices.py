@@ -20,14 +20,19 @@ from typing import Any, Callable, Iterator
 import torch
 
 from dnsse.engine.uncontrolled import refuse
+from dnsse.frameworks.torch_dist.cuda_queries import query_stand_ins, synchronize_streams
 from dnsse.frameworks.torch_dist.streams import wait_for
 from dnsse.frameworks.torch_dist.world import choose_backend, rank_here
 
+# Asked once, before anything is patched: inside a rank torch.cuda.is_available() answers for the virtual device.
+MACHINE_HAS_CUDA = torch.cuda.is_available()
 _CPU = torch.device("cpu")
 # What torch.cuda.nccl.version() answers here: torch's CPU build has no NCCL to ask.
 _NCCL_VERSION = (2, 27, 5)
 # Tensor.to and what Module.to parses its arguments with: both take a device anywhere after the first.
 _MOVES = {torch.Tensor.to, torch._C._nn._parse_to}
+# Host memory needs no pinning.
+_NO_OPS = {torch.Tensor.pin_memory}
 
 
 def _is_cuda(device: object) -> bool:
@@ -41,6 +46,8 @@ def on_cpu(func: Any, args: tuple, kwargs: dict, notice: Callable[[str], None]) 
     if func is torch.Tensor.cuda:
         notice("Tensor.cuda()")
         return None
+    if func in _NO_OPS:
+        return None
     if func in _MOVES and args:
         first = 1 if func is torch.Tensor.to else 0
         args = (*args[:first], *(_cpu(a, notice) for a in args[first:]))
@@ -51,6 +58,16 @@ def on_cpu(func: Any, args: tuple, kwargs: dict, notice: Callable[[str], None]) 
     return args, kwargs
 
 
+def uploads(func: Any, args: tuple, kwargs: dict) -> bool:
+    """Is this call a copy of a tensor from the host to a CUDA device (``Tensor.cuda()``, ``Tensor.to("cuda")``)?"""
+    if func is torch.Tensor.cuda:
+        return True
+    if func is not torch.Tensor.to:
+        return False
+    device = kwargs.get("device")
+    return _is_cuda(device) or any(_is_cuda(a) or (isinstance(a, int) and not isinstance(a, bool)) for a in args[1:2])
+
+
 def _cpu(value: object, notice: Callable[[str], None]) -> object:
     # Tensor.to(0) and Tensor.to("cuda:1") name devices; Tensor.to(torch.float16) does not.
     if _is_cuda(value) or (isinstance(value, int) and not isinstance(value, bool)):
@@ -59,17 +76,12 @@ def _cpu(value: object, notice: Callable[[str], None]) -> object:
     return value
 
 
-def cuda_stand_ins(world_size: int, notice: Callable[[str], None]) -> Iterator[tuple[object, str, object]]:
+def cuda_stand_ins(notice: Callable[[str], None]) -> Iterator[tuple[object, str, object]]:
     """(owner, name, replacement) for the CUDA entry points that would refuse to run on CPU."""
     from torch.distributed import device_mesh
     from torch.nn.parallel import DistributedDataParallel
 
-    def set_device(device: object) -> None:
-        notice("torch.cuda.set_device")
-
-    yield torch.cuda, "set_device", set_device
-    yield torch.cuda, "current_device", lambda: 0
-    yield torch.cuda, "device_count", lambda: world_size
+    yield from query_stand_ins(notice)
     yield torch.cuda, "synchronize", synchronize
     # torch's logging of a call on an "nccl" group (DCP's save and load, say) asks for NCCL's version.
     yield torch.cuda.nccl, "version", lambda: _NCCL_VERSION
@@ -141,6 +153,7 @@ def synchronize(device: object = None) -> None:
     state = rank_here()
     if state is None:
         return
+    synchronize_streams()
     wait_for(state, state.streams.pending(), "torch.cuda.synchronize() waits for the NCCL streams")
     # Every NCCL operation issued before is complete: its buffers may be read (gloo's know nothing of it).
     state.unsettled[:] = [entry for entry in state.unsettled if not entry.on_stream]

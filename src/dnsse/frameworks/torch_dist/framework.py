@@ -50,6 +50,8 @@ from dnsse.frameworks.torch_dist.launcher import Launches, start_process
 from dnsse.frameworks.torch_dist.p2p import Mailboxes
 from dnsse.frameworks.torch_dist.patching import installed
 from dnsse.frameworks.torch_dist.process_groups import DefaultGroups
+from dnsse.frameworks.torch_dist.cpu_devices import MACHINE_HAS_CUDA
+from dnsse.frameworks.torch_dist.cuda_streams import close
 from dnsse.frameworks.torch_dist.rank_mode import RankMode
 from dnsse.frameworks.torch_dist.rank_globals import keep_torch_globals_per_rank
 from dnsse.frameworks.torch_dist.stream_hangs import explain_stream_hang
@@ -94,13 +96,13 @@ class TorchFramework:
         self._launching: dict[str, bool] = {}
 
     def activate(self) -> ContextManager[None]:
-        return _both(installed(self.world_size, self._notice_cuda), controlled_threading(), controlled_process_exit())
+        return _both(installed(self._notice_cuda), controlled_threading(), controlled_process_exit())
 
     def _notice_cuda(self, what: str) -> None:
         """Say once per process that CUDA and NCCL run on the CPU here."""
         if self._world is not None:
             self._world.cuda_requested = True
-        if _CUDA_NOTICED or torch.cuda.is_available():
+        if _CUDA_NOTICED or MACHINE_HAS_CUDA:
             return
         _CUDA_NOTICED.append(what)
         print(
@@ -260,13 +262,15 @@ def _rank_body(
         module = target.instantiate()
         try:
             default_groups.install(state)
-            with RankMode(state, cuda_on_cpu=not torch.cuda.is_available()):
+            with RankMode(state, cuda_on_cpu=not MACHINE_HAS_CUDA):
                 target.entry_point(module)(state.rank, state.world.size, **target.localize(inputs, module))
                 end_of_process(state.world.execution)
             state.exiting = True
             # The process ends only when its GPU work has: a stream that hangs keeps it.
             wait_for(state, state.streams.pending(), "its NCCL streams to finish before the process exits")
         finally:
+            if state.device is not None:
+                close(state.device)
             target.release(module)
             # The rank's process ends, and its groups with it: torch's per-thread registry of group
             # names is left as a new thread has it, for the next execution's rank in this thread.

@@ -92,6 +92,8 @@ class Message:
     # What the transfer touches: a Work.wait() on it depends on those steps.
     touches: tuple[tuple[str, Access], ...] = ()
     entry: Entry | None = None
+    # The virtual device's clock after the transfer's kernel (see .virtual_device), for Work.wait() to join.
+    kernel: dict[str, int] | None = None
 
     @property
     def done(self) -> bool:
@@ -137,6 +139,8 @@ class Receive:
     instance: Instance | None = None
     touches: tuple[tuple[str, Access], ...] = ()
     entry: Entry | None = None
+    # The virtual device's clock after the transfer's kernel (see .virtual_device), for Work.wait() to join.
+    kernel: dict[str, int] | None = None
 
     def buffers(self) -> list:
         return [self.buffer] if isinstance(self.buffer, torch.Tensor) else []
@@ -167,8 +171,8 @@ class Receive:
         return self.group.index_of(self.source)  # type: ignore[return-value]  # torch's is a group rank
 
 
-def _enqueue(state: RankState, group: Group, peer: int | None, part: Message | Receive) -> None:
-    """Put a send or receive on its NCCL stream: its pair's, or its batch's."""
+def _enqueue(state: RankState, group: Group, peer: int | None, part: Message | Receive) -> tuple[str, str]:
+    """Put a send or receive on its NCCL stream: its pair's, or its batch's. Returns the stream's key and label."""
     batch = batch_frame()
     if batch is not None or peer is None:
         key, label = collective_stream(group)
@@ -176,6 +180,14 @@ def _enqueue(state: RankState, group: Group, peer: int | None, part: Message | R
         low, high = sorted((state.rank, peer))
         key, label = f"{P2P_STREAM}{group.name}:{low}-{high}", f"send/recv between ranks {low} and {high}"
     state.streams.enqueue(state.rank, key, label, part, batch)
+    return key, label
+
+
+def _log_kernel(state: RankState, part: Message | Receive, stream: tuple[str, str] | None, tensor: object) -> None:
+    """Log the transfer's kernel on the rank's virtual device: a send reads its tensor, a receive writes it."""
+    if state.device is not None and isinstance(tensor, torch.Tensor):
+        reads, writes = ([tensor], []) if isinstance(part, Message) else ([], [tensor])
+        part.kernel = state.device.collective(part.op, part.site, stream, reads, writes)
 
 
 def _check_peer(api: str, group: Group, rank: int, peer: int, role: str) -> None:
@@ -214,8 +226,8 @@ class Mailboxes:
             message = Message(state, group, dst, tag, payload.detach().clone(), site, op, buffer=payload, slot=slot, touches=touches)  # type: ignore[attr-defined]
         else:
             message = Message(state, group, dst, tag, payload, site, op, slot=slot, touches=touches)
-        if uses_nccl(state, group):
-            _enqueue(state, group, dst, message)
+        stream = _enqueue(state, group, dst, message) if uses_nccl(state, group) else None
+        _log_kernel(state, message, stream, payload)
         self.queues.setdefault(key, deque()).append(message)
         execution.emit(state.agent, "send", {"src": state.rank, "dst": dst, "tag": tag})
         if asynchronous:
@@ -247,8 +259,8 @@ class Mailboxes:
         # Posting a receive touches no message: the match does, when it happens.
         execution.yield_point(state.agent, Operation(op, (), f"{op} from {'any' if src is None else src} tag {tag}"))
         receive = Receive(state, group, src, tag, buffer, call_site(execution.source_files), op)
-        if uses_nccl(state, group):
-            _enqueue(state, group, src, receive)
+        stream = _enqueue(state, group, src, receive) if uses_nccl(state, group) else None
+        _log_kernel(state, receive, stream, buffer)
         self.pending.setdefault(state.rank, []).append(receive)
         objects = receive.touches = self._next_messages(receive)
         if asynchronous:

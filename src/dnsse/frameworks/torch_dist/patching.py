@@ -19,7 +19,7 @@ import torch.multiprocessing
 from torch.distributed import distributed_c10d
 
 from dnsse.frameworks.torch_dist.c10d_world import RankLocalWorld, register_backend
-from dnsse.frameworks.torch_dist.cpu_devices import cuda_stand_ins
+from dnsse.frameworks.torch_dist.cpu_devices import MACHINE_HAS_CUDA, cuda_stand_ins
 from dnsse.frameworks.torch_dist.launcher import REPLACEMENTS as LAUNCHERS
 from dnsse.frameworks.torch_dist.process_groups import REPLACEMENTS, new_process_group_helper
 from dnsse.frameworks.torch_dist.rank_mode import GRAD_AND_AUTOCAST, handle_c10d, rank_carrier
@@ -30,7 +30,7 @@ from dnsse.engine.uncontrolled import refused
 _MISSING = object()
 
 
-def _replacements(world_size: int, notice: Callable[[str], None]) -> list[tuple[object, str, object]]:
+def _replacements(notice: Callable[[str], None]) -> list[tuple[object, str, object]]:
     found: list[tuple[object, str, object]] = [
         (distributed_c10d, "_world", RankLocalWorld()),
         (distributed_c10d, "_new_process_group_helper", new_process_group_helper),
@@ -41,8 +41,8 @@ def _replacements(world_size: int, notice: Callable[[str], None]) -> list[tuple[
         found.extend((module, name, function) for name, function in REPLACEMENTS.items())
     # mp.spawn starts controlled ranks (see .launcher).
     found.extend((torch.multiprocessing, name, function) for name, function in LAUNCHERS.items())
-    if not torch.cuda.is_available():
-        for owner, name, value in cuda_stand_ins(world_size, notice):
+    if not MACHINE_HAS_CUDA:
+        for owner, name, value in cuda_stand_ins(notice):
             found.append((owner, name, value))
             if name == "init_device_mesh" and hasattr(torch.distributed, name):
                 found.append((torch.distributed, name, value))
@@ -50,9 +50,9 @@ def _replacements(world_size: int, notice: Callable[[str], None]) -> list[tuple[
 
 
 @contextlib.contextmanager
-def installed(world_size: int, notice: Callable[[str], None]) -> Iterator[None]:
+def installed(notice: Callable[[str], None]) -> Iterator[None]:
     register_backend()
-    replacements = _replacements(world_size, notice)
+    replacements = _replacements(notice)
     saved = [(owner, name, owner.__dict__.get(name, _MISSING)) for owner, name, _ in replacements]  # type: ignore[attr-defined]
     threads = torch.get_num_threads()
     for owner, name, value in replacements:

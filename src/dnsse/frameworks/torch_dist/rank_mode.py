@@ -24,15 +24,19 @@ from torch._C._distributed_c10d import _register_process_group
 from torch.overrides import TorchFunctionMode
 
 from dnsse.engine.execution import ExecutionAborted
-from dnsse.frameworks.torch_dist.cpu_devices import on_cpu
+from dnsse.frameworks.torch_dist.access_mode import kernel_site
+from dnsse.frameworks.torch_dist.cpu_devices import MACHINE_HAS_CUDA, on_cpu, uploads
 from dnsse.frameworks.torch_dist.direct_calls import DIRECT
 from dnsse.frameworks.torch_dist.guard import Unsettled, overlapping, program_frame, read_bug, spans_of, touched
 from dnsse.frameworks.torch_dist.mode_off import RankModeMark, apart, rank_mode_on_top
 from dnsse.frameworks.torch_dist.streams import wait_for
+from dnsse.frameworks.torch_dist.virtual_device import RankDevice
 from dnsse.frameworks.torch_dist.world import RankState, act_for, rank_here
 from dnsse.frameworks.threads.inheritance import ThreadState
 
 _AUTOCAST_DEVICES = ("cpu", "cuda")
+# Reads of a tensor's data on the host that reach no kernel (the dispatch mode of .access_mode sees the rest).
+_HOST_READS = frozenset({torch.Tensor.tolist, torch.Tensor.numpy, torch.Tensor.__array__})
 
 
 class RankMode(RankModeMark, TorchFunctionMode):
@@ -48,12 +52,40 @@ class RankMode(RankModeMark, TorchFunctionMode):
             self._after_stream_work(func, args, kwargs)
         if state.unsettled:
             self.guard_reads(func, args, kwargs)
+        device = state.device
+        if device is not None and device.tracking:
+            if func in _HOST_READS:
+                site = kernel_site(state.world.execution.source_files)
+                if site is not None:
+                    device.host_read(args[0], func.__name__, site)
+            elif uploads(func, args, kwargs) and not device.holds(args[0]):
+                return self._upload(device, func, args, kwargs)
+        return self._call(func, args, kwargs)
+
+    def _call(self, func: Any, args: tuple, kwargs: dict) -> Any:
         if self.cuda_on_cpu:
-            moved = on_cpu(func, args, kwargs, state.world.on_cuda_request)
+            moved = on_cpu(func, args, kwargs, self.state.world.on_cuda_request)
             if moved is None:
                 return args[0]
             args, kwargs = moved
         return func(*args, **kwargs)
+
+    def _upload(self, device: RankDevice, func: Any, args: tuple, kwargs: dict) -> Any:
+        """A copy from the host to the device: a new device buffer, written by the current stream.
+
+        Here the "device" tensor may be the host tensor itself; what the
+        host did to it before is no concern of the streams, so its history
+        starts afresh, and the copy's read of host memory is not judged.
+        """
+        site = kernel_site(self.state.world.execution.source_files)
+        device.uploading += 1
+        try:
+            result = self._call(func, args, kwargs)
+        finally:
+            device.uploading -= 1
+        if site is not None and isinstance(result, torch.Tensor):
+            device.uploaded(result, site)
+        return result
 
     def guard_reads(self, func: Any, args: tuple, kwargs: dict) -> None:
         """Fail the execution when the program's own call reads a buffer of an unsettled async operation."""
@@ -138,7 +170,7 @@ def rank_carrier() -> Callable[[], None]:
         for group, name in list(state.c10d.pg_names.items()):
             _register_process_group(name, group)
         # Left on the thread's mode stack: the thread ends with the agent.
-        RankMode(state, cuda_on_cpu=not torch.cuda.is_available()).__enter__()
+        RankMode(state, cuda_on_cpu=not MACHINE_HAS_CUDA).__enter__()
 
     return install
 

@@ -79,6 +79,8 @@ class AsyncPart(Protocol):
     instance: Instance | None
     touches: tuple[tuple[str, Access], ...]
     entry: Entry | None
+    # The virtual device's clock after the operation's kernel, when the rank tracks its streams.
+    kernel: dict[str, int] | None
 
     def describe_wait(self) -> str: ...
 
@@ -152,6 +154,8 @@ class Work(torch.distributed.Work):
         if not part.done and seconds is None and waits_on_stream(state, part, caller):
             # Later kernels that touch the buffers run after the operation; the host goes on.
             state.streams.fence.append(part)  # type: ignore[arg-type]
+            if state.device is not None:
+                state.device.stream_waits(part.kernel)
             self._forget()
             if caller.f_code.co_filename in execution.source_files:
                 execution.emit(state.agent, "wait", {"op": part.op, "rank": state.rank})
@@ -171,6 +175,13 @@ class Work(torch.distributed.Work):
             )
         # What the transfer touched is known once it happened (the message a receive took).
         execution.touch(part.touches)
+        device = state.device
+        if device is not None:
+            # Finished already or not, a wait that orders only the stream tells the host nothing.
+            if seconds is None and waits_on_stream(state, part, caller):
+                device.stream_waits(part.kernel)
+            else:
+                device.host_waits(part.kernel)
         execution.emit(state.agent, "wait", {"op": part.op, "rank": state.rank})
         self._settle()
         return True

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from dnsse.engine.execution import Execution
     from dnsse.frameworks.torch_dist.collectives import Collectives, Instance
     from dnsse.frameworks.torch_dist.p2p import Mailboxes
+    from dnsse.frameworks.torch_dist.virtual_device import RankDevice
 
 
 @dataclass(eq=False)
@@ -72,6 +73,8 @@ class RankState:
     backward_works: list = field(default_factory=list)
     # The Work every synchronous collective of the rank returns (see work.synchronous_work).
     synchronous_work: object = None
+    # Its virtual CUDA device, once the program used one (see .virtual_device).
+    device: RankDevice | None = None
 
     @property
     def agent(self) -> ThreadAgent:
