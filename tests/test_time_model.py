@@ -24,7 +24,12 @@ from dnsse.engine.operation import is_expiry
 from dnsse.search.registry import make_strategy
 
 STRATEGIES = ["random", "pct", "pos", "dfs"]
-CORRECT_THREADS = ["timeout_on_an_item_put_at_once", "a_sleep_orders_two_threads", "a_spinner_stopped_after_a_sleep"]
+CORRECT_THREADS = [
+    "timeout_on_an_item_put_at_once",
+    "a_sleep_orders_two_threads",
+    "a_spinner_stopped_after_a_sleep",
+    "dates_follow_the_clock",
+]
 CORRECT_ASYNCIO = [
     "a_created_task_runs_at_the_next_sleep_zero",
     "gathered_coroutines_start_in_creation_order",

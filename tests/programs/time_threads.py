@@ -100,3 +100,15 @@ def a_spinner_that_runs_first():
     thread.start()
     flag["set"] = True
     thread.join()
+
+
+def dates_follow_the_clock():
+    """datetime.now() and date.today() read the same clock as time.sleep: 0.3 s pass across the sleep."""
+    import datetime
+
+    before = datetime.datetime.now()
+    time.sleep(0.3)
+    after = datetime.datetime.now()
+    assert 0.3 <= (after - before).total_seconds() < 5, after - before
+    assert isinstance(after, datetime.datetime) and isinstance(datetime.datetime(2020, 1, 1), datetime.date)
+    assert datetime.date.today() == after.date()

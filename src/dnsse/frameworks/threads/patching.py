@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures.thread
 import contextlib
+import datetime
 import logging
 import queue
 import sys
@@ -33,7 +34,7 @@ from typing import Any, Iterator
 from dnsse.engine.execution import ExecutionAborted
 from dnsse.engine.uncontrolled import Refusal, refused
 
-from dnsse.frameworks.threads import clock, thread
+from dnsse.frameworks.threads import clock, thread, wall_dates
 from dnsse.frameworks.threads.barrier import Barrier
 from dnsse.frameworks.threads.condition import Condition
 from dnsse.frameworks.threads.event import Event
@@ -66,6 +67,8 @@ _REPLACEMENTS = (
     (time, "time", clock.wall_time),
     (time, "time_ns", clock.wall_time_ns),
     (queue, "time", clock.monotonic),
+    (datetime, "datetime", wall_dates.VirtualDatetime),
+    (datetime, "date", wall_dates.VirtualDate),
     (queue, "SimpleQueue", SimpleQueue),
     (concurrent.futures.thread, "_global_shutdown_lock", Lock()),
 )
