@@ -101,3 +101,9 @@ def test_runs_under_pytest_xdist(tmp_path: Path) -> None:
     assert "dnsse found a bug in test_lost_update" in ran.stdout
     assert "test_suite.py::test_lost_update: dnsse replay" in ran.stdout
     assert (tmp_path / ".dnsse" / "pytest" / "test_suite.test_lost_update" / "bug-1.json").is_file()
+
+
+def test_the_decorator_takes_the_delay_bound(tmp_path: Path) -> None:
+    ran = run_pytest(tmp_path, suite=Path(__file__).parent / "programs" / "pytest_delay_suite.py")
+    assert re.search(r"1 failed, 1 passed", ran.stdout), ran.stdout[-3000:]
+    assert "FAILED test_suite.py::test_with_any_delay" in ran.stdout

@@ -41,6 +41,7 @@ def test(
     spec: str | Sequence[str] = (),
     time_budget: float | None = None,
     contained: bool = True,
+    max_delay: float = 0.1,
 ) -> Callable[[Callable], Callable]:
     """Make a test function a dnsse campaign: pytest calls it, dnsse searches its schedules.
 
@@ -56,6 +57,11 @@ def test(
     signal) fails the test with a ``crash`` bug instead of ending the pytest
     session; it costs one process start (a few seconds) per test. With
     ``contained=False`` they run in the pytest process.
+
+    ``max_delay`` is the ``--max-delay`` of ``dnsse check``: the virtual
+    seconds for which the scheduler may stall the agents that could run, in
+    all, in one execution (``math.inf``: any agent may be descheduled for any
+    time; see docs/time.md).
     """
     from dnsse.search.registry import DEFAULT
     from dnsse.testing import TestSettings, check_test
@@ -69,6 +75,7 @@ def test(
         spec=(spec,) if isinstance(spec, str) else tuple(spec),
         time_budget=time_budget,
         contained=contained,
+        max_delay=max_delay,
     )
 
     def decorate(function: Callable) -> Callable:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Callable
 
 from dnsse.engine.bugs import BugKind
+from dnsse.engine.limits import Limits
 from dnsse.engine.memory import is_exhausted
 from dnsse.report.console import bug_block
 from dnsse.report.story import tell
@@ -50,6 +51,8 @@ class TestSettings:
     spec: tuple[str, ...] = field(default_factory=tuple)
     time_budget: float | None = None
     contained: bool = True
+    # Virtual seconds the scheduler may stall runnable agents in one execution (see dnsse.engine.clock).
+    max_delay: float = Limits.max_delay
 
 
 def check_test(function: Callable, settings: TestSettings) -> None:
@@ -70,6 +73,7 @@ def check_test(function: Callable, settings: TestSettings) -> None:
         out=out,
         specs=list(settings.spec),
         contained=settings.contained,
+        limits=Limits(max_delay=settings.max_delay),
     )
     result = run_campaign(config)
     if not result.bugs:
