@@ -77,3 +77,14 @@ def test_async_save_under_real_gloo_lists_the_same_devices_and_loads_the_same_we
     for rank in range(2):
         name = f"async_ckpt-rank{rank}.json"
         assert json.loads((ours / name).read_text()) == json.loads((real / name).read_text())
+
+
+# ------------------------------------------------ Ray's actor checkpointing example
+def test_sys_exit_in_a_retried_actor_method_is_retried_on_the_restarted_actor(tmp_path: Path, capsys) -> None:
+    # sys.exit(1) is an unexpected exit of the worker for Ray: the actor restarts and the call runs again.
+    _passes("ray_checkpointing.py:run", tmp_path, capsys, "--budget", "10")
+
+
+def test_an_actor_without_its_checkpoint_loses_its_state_on_restart(tmp_path: Path, capsys) -> None:
+    _found_and_replayed("ray_checkpointing.py:run_without_checkpoint", "exception", "KeyError: 'key-0'",
+                        tmp_path, capsys, "--budget", "10")

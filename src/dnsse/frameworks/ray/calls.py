@@ -109,7 +109,12 @@ def _attempt(runtime: RayRuntime, agent: ThreadAgent, call: Call) -> object:
         actor.die(f"the actor is dead because {EXITED}")
         return _LOST
     except SystemExit as exit:
-        # sys.exit in a method ends the actor's process: the call fails, not retried; the actor restarts if it may.
+        if exit.code not in (0, None):
+            # Ray reads any other status as an unexpected exit of the worker: a crash, restarted and retried
+            # as os._exit's (Ray's checkpointing example relies on it).
+            actor.process_exited(f"its worker process exited (sys.exit({exit.code!r}))")
+            return _LOST
+        # sys.exit(0) in a method ends the actor's process: the call fails, not retried; the actor restarts if it may.
         actor.process_exited(f"its worker process exited (sys.exit({exit.code!r}))")
         store_error(call.refs, ActorDiedError(f"{call.label} failed: the actor {actor.label} exited while running it "
                                               f"(sys.exit({exit.code!r}))"))
