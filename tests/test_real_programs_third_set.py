@@ -88,3 +88,20 @@ def test_sys_exit_in_a_retried_actor_method_is_retried_on_the_restarted_actor(tm
 def test_an_actor_without_its_checkpoint_loses_its_state_on_restart(tmp_path: Path, capsys) -> None:
     _found_and_replayed("ray_checkpointing.py:run_without_checkpoint", "exception", "KeyError: 'key-0'",
                         tmp_path, capsys, "--budget", "10")
+
+
+# ------------------------------------------------ DeepSpeed's reduction-stream continuation
+@pytest.mark.torch
+def test_continuations_of_work_futures_waited_inside_backward_hooks_pass(tmp_path: Path, capsys) -> None:
+    pytest.importorskip("torch")
+    # Each continuation was a plain torch future: waited inside the hook, it blocked outside any scheduling point.
+    _passes("torch_reduction_continuation.py:train", tmp_path, capsys, "--world-size", "2", "--budget", "5",
+            "--execution-timeout", "10")
+
+
+@pytest.mark.torch
+def test_a_read_of_the_bucket_before_its_all_reduce_finished_is_found_in_the_hook(tmp_path: Path, capsys) -> None:
+    pytest.importorskip("torch")
+    _found_and_replayed("torch_reduction_continuation.py:norm_before_wait", "exception",
+                        "async all_reduce buffer read before Work.wait() on rank", tmp_path, capsys,
+                        "--world-size", "2", "--budget", "5", "--execution-timeout", "10")

@@ -20,7 +20,7 @@ from __future__ import annotations
 import sys
 from datetime import timedelta
 from types import FrameType
-from typing import TYPE_CHECKING, Protocol, Sequence
+from typing import TYPE_CHECKING, Callable, Protocol, Sequence
 
 import torch
 import torch.distributed
@@ -257,27 +257,68 @@ def synchronous_work(state: RankState, part: AsyncPart) -> Work:
     return work  # type: ignore[return-value]
 
 
-class _PendingFuture(torch.futures.Future):
+class _ControlledFuture(torch.futures.Future):
+    """A future whose ``wait()`` first completes, at a scheduling point, the operation it stands for or follows.
+
+    torch's own ``wait()`` would block outside any scheduling point, where no
+    other rank can run to finish the operation. Its continuations
+    (``then()``) are futures of this kind too, so waiting on one anywhere
+    (in an autograd hook, in the rank's code after backward) waits for the
+    operation at a scheduling point and then runs the callbacks on the rank,
+    as a real backend's future completes on its own thread.
+    """
+
+    def _settle(self) -> None:
+        """Complete the operation this future depends on (its callbacks then complete this future)."""
+        raise NotImplementedError
+
+    def wait(self) -> object:
+        self._settle()
+        return super().wait()
+
+    def then(self, callback: Callable[[torch.futures.Future], object]) -> torch.futures.Future:
+        continuation = _Continuation(self)
+
+        def run(done: torch.futures.Future) -> None:
+            try:
+                continuation.set_result(callback(done))
+            except Exception as error:  # noqa: BLE001 - torch's then() hands a callback's error to the continuation
+                continuation.set_exception(error)
+
+        self.add_done_callback(run)
+        return continuation
+
+
+class _PendingFuture(_ControlledFuture):
     """The future of an operation launched during a backward pass, completed when waited for.
 
     The end of the backward pass completes it (``_complete_backward_works``),
     but Python code may wait on it before then: a communication hook that
-    waits on its own all-reduce's future, or a callback chained with
-    ``then()`` that runs inside the hook because the future it follows was
-    already complete. torch's own ``wait()`` would block outside any
-    scheduling point, where no other rank can run to finish the operation;
-    this one waits for the operation at a scheduling point, as a real
-    backend's future completes on its own thread. C++ waits (the reducer's)
-    come only after the end of the backward pass, when it is complete.
+    waits on its own all-reduce's future, a continuation chained with
+    ``then()`` waited inside a later hook (DeepSpeed's bucketed reduction
+    bounds the buckets in flight that way), or a callback that runs inside
+    the hook because the future it follows was already complete. C++ waits
+    (the reducer's) come only after the end of the backward pass, when it is
+    complete.
     """
 
     def __init__(self, work: Work) -> None:
         super().__init__()
         self._work = work
 
-    def wait(self) -> object:
+    def _settle(self) -> None:
         _complete(self._work, self)
-        return super().wait()
+
+
+class _Continuation(_ControlledFuture):
+    """What ``then()`` returns: complete once the future it follows is, and its callback ran."""
+
+    def __init__(self, follows: _ControlledFuture) -> None:
+        super().__init__()
+        self._follows = follows
+
+    def _settle(self) -> None:
+        self._follows._settle()
 
 
 def _complete(work: Work, future: torch.futures.Future) -> None:
