@@ -61,24 +61,6 @@ def test_loading_before_the_async_save_finished_is_found(tmp_path: Path, capsys)
                         "AsyncCheckpointExecutor", tmp_path, capsys, "--world-size", "2", "--budget", "30")
 
 
-@pytest.mark.gloo
-def test_async_save_under_real_gloo_lists_the_same_devices_and_loads_the_same_weights(tmp_path: Path, capsys) -> None:
-    pytest.importorskip("torch")
-    from helpers import run_under_gloo
-
-    ours = tmp_path / "ours"
-    real = tmp_path / "real"
-    ours.mkdir()
-    real.mkdir()
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("DNSSE_COMPARE_DIR", str(ours))
-        _passes("torch_async_checkpoint.py:train", ours, capsys, "--world-size", "2", "--budget", "1")
-    run_under_gloo(["torch_async_checkpoint.py:train"], 2, real)
-    for rank in range(2):
-        name = f"async_ckpt-rank{rank}.json"
-        assert json.loads((ours / name).read_text()) == json.loads((real / name).read_text())
-
-
 # ------------------------------------------------ Ray's actor checkpointing example
 def test_sys_exit_in_a_retried_actor_method_is_retried_on_the_restarted_actor(tmp_path: Path, capsys) -> None:
     # sys.exit(1) is an unexpected exit of the worker for Ray: the actor restarts and the call runs again.
@@ -105,3 +87,47 @@ def test_a_read_of_the_bucket_before_its_all_reduce_finished_is_found_in_the_hoo
     _found_and_replayed("torch_reduction_continuation.py:norm_before_wait", "exception",
                         "async all_reduce buffer read before Work.wait() on rank", tmp_path, capsys,
                         "--world-size", "2", "--budget", "5", "--execution-timeout", "10")
+
+
+# ------------------------------------------------ Megatron's sequence-parallel weight gradient
+@pytest.mark.torch
+def test_an_async_all_gather_waited_inside_an_autograd_function_backward_passes(tmp_path: Path, capsys) -> None:
+    pytest.importorskip("torch")
+    _passes("torch_sequence_parallel.py:linear_sp", tmp_path, capsys, "--world-size", "2", "--budget", "5")
+
+
+@pytest.mark.torch
+def test_a_read_before_wait_inside_an_autograd_function_backward_is_found(tmp_path: Path, capsys) -> None:
+    pytest.importorskip("torch")
+    _found_and_replayed("torch_sequence_parallel.py:wgrad_before_wait", "exception",
+                        "async all_gather_into_tensor buffer read before Work.wait() on rank", tmp_path, capsys,
+                        "--world-size", "2", "--budget", "5")
+
+
+# ------------------------------------------------ the correct torch programs against real gloo
+GLOO_COMPARED = [
+    ("torch_async_checkpoint.py:train", "async_ckpt"),
+    ("torch_reduction_continuation.py:train", "reduction_continuation"),
+    ("torch_sequence_parallel.py:linear_sp", "sequence_parallel"),
+]
+
+
+@pytest.mark.gloo
+def test_the_correct_torch_programs_compute_what_they_compute_under_real_gloo(tmp_path: Path, capsys) -> None:
+    """Values, and the devices a gloo group lists, as real gloo gives them (exact: the same kernels run)."""
+    pytest.importorskip("torch")
+    from helpers import run_under_gloo
+
+    ours = tmp_path / "ours"
+    real = tmp_path / "real"
+    ours.mkdir()
+    real.mkdir()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("DNSSE_COMPARE_DIR", str(ours))
+        for target, _ in GLOO_COMPARED:
+            _passes(target, tmp_path / target.replace(":", "-"), capsys, "--world-size", "2", "--budget", "1")
+    run_under_gloo([target for target, _ in GLOO_COMPARED], 2, real)
+    for _, name in GLOO_COMPARED:
+        for rank in range(2):
+            written = f"{name}-rank{rank}.json"
+            assert json.loads((ours / written).read_text()) == json.loads((real / written).read_text()), written
