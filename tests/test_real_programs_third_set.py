@@ -131,3 +131,41 @@ def test_the_correct_torch_programs_compute_what_they_compute_under_real_gloo(tm
         for rank in range(2):
             written = f"{name}-rank{rank}.json"
             assert json.loads((ours / written).read_text()) == json.loads((real / written).read_text()), written
+
+
+# ------------------------------------------------ a lost update among ThreadPoolExecutor workers
+def test_a_lost_update_among_pool_workers_is_found_and_its_trace_replays(tmp_path: Path, capsys) -> None:
+    # as_completed took the futures' locks, and a pool joined its threads, in the order of their addresses.
+    _found_and_replayed("py_executor_counter.py:racy", "exception", "lost update: total", tmp_path, capsys,
+                        "--budget", "200")
+
+
+def test_the_locked_pool_program_passes_as_it_does_in_plain_python(tmp_path: Path, capsys) -> None:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("py_executor_counter", REAL / "py_executor_counter.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.locked() == 10
+    _passes("py_executor_counter.py:locked", tmp_path, capsys, "--budget", "40")
+
+
+def test_a_pool_program_takes_the_same_steps_whenever_its_schedule_is_replayed() -> None:
+    from helpers import SeededChooser
+
+    from dnsse.engine.runner import run_execution
+    from dnsse.engine.target import LoadedTarget, TargetSpec
+    from dnsse.frameworks.threads.framework import ThreadsFramework
+
+    target = LoadedTarget(TargetSpec.parse(f"{REAL}/py_executor_counter.py:racy"), "threads")
+    framework = ThreadsFramework()
+
+    def steps(result) -> list:
+        return [(step, operation.kind, operation.objects) for step, operation in result.history]
+
+    with framework.activate():
+        first = [steps(run_execution(target, framework, SeededChooser(seed))) for seed in range(12)]
+        # Later, with other futures and threads made (and freed) in between: other addresses.
+        again = [steps(run_execution(target, framework, SeededChooser(seed))) for seed in reversed(range(12))]
+    assert first == list(reversed(again))

@@ -33,7 +33,7 @@ from typing import Any, Iterator
 from dnsse.engine.execution import ExecutionAborted
 from dnsse.engine.uncontrolled import Refusal, refused
 
-from dnsse.frameworks.threads import clock, thread
+from dnsse.frameworks.threads import clock, stable_hashes, thread
 from dnsse.frameworks.threads.barrier import Barrier
 from dnsse.frameworks.threads.condition import Condition
 from dnsse.frameworks.threads.event import Event
@@ -68,6 +68,8 @@ _REPLACEMENTS = (
     (queue, "time", clock.monotonic),
     (queue, "SimpleQueue", SimpleQueue),
     (concurrent.futures.thread, "_global_shutdown_lock", Lock()),
+    # Sets of futures (as_completed, wait) iterate in the same order in every execution.
+    *stable_hashes.REPLACEMENTS,
 )
 
 
