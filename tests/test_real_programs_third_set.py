@@ -169,3 +169,23 @@ def test_a_pool_program_takes_the_same_steps_whenever_its_schedule_is_replayed()
         # Later, with other futures and threads made (and freed) in between: other addresses.
         again = [steps(run_execution(target, framework, SeededChooser(seed))) for seed in reversed(range(12))]
     assert first == list(reversed(again))
+
+
+# ------------------------------------------------ Ray's streaming generators from async actors
+def test_async_generator_methods_of_async_actors_stream_and_ray_raylet_names_import(tmp_path: Path, capsys) -> None:
+    # `from ray._raylet import ObjectRefGenerator` was refused; an async generator method returned one ObjectRef.
+    _passes("ray_async_streaming.py:run", tmp_path, capsys, "--budget", "30")
+
+
+def test_two_interleaved_streams_reading_the_actors_shared_request_are_found(tmp_path: Path, capsys) -> None:
+    _found_and_replayed("ray_async_streaming.py:run_shared_request", "exception", "AssertionError", tmp_path,
+                        capsys, "--budget", "30")
+
+
+def test_names_of_ray_raylet_outside_its_public_re_exports_are_refused(tmp_path: Path, capsys) -> None:
+    program = tmp_path / "ids.py"
+    program.write_text("import ray\nfrom ray._raylet import GcsClient\n\ndef run():\n    ray.init()\n")
+    status = main(["check", f"{program}:run", "--budget", "1", "--out", str(tmp_path)])
+    captured = capsys.readouterr()
+    assert status == 2, captured.out
+    assert "ray._raylet.GcsClient" in captured.err and "Traceback" not in captured.err

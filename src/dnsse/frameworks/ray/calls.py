@@ -21,7 +21,7 @@ from dnsse.frameworks.ray.refs import failed_dependency, resolve
 from dnsse.frameworks.ray.results import store_error, store_value, task_error
 from dnsse.frameworks.ray.runtime import RayRuntime, Worker, WorkerCrash
 from dnsse.frameworks.ray.serialization import copy_value
-from dnsse.frameworks.ray.streaming import produce, produce_all, yielded_returns
+from dnsse.frameworks.ray.streaming import produce, produce_all, streamed, yielded_returns
 from dnsse.frameworks.threads.shared_state import traced
 
 _LOST = object()
@@ -149,6 +149,9 @@ def _attempt(runtime: RayRuntime, agent: ThreadAgent, call: Call) -> object:
 def _call_method(runtime: RayRuntime, agent: ThreadAgent, call: Call, method: Any, args: tuple, kwargs: dict) -> Any:
     """What the method returns (a streaming call's, once its stream is produced)."""
     if call.actor.is_async:
+        if call.stream is not None and inspect.isasyncgenfunction(method):
+            # Its values fill the stream's refs as the method yields them, on the actor's loop.
+            return run_async_call(runtime, agent, call, streamed(runtime, call.stream, method), args, kwargs)
         value = run_async_call(runtime, agent, call, method, args, kwargs)
     else:
         value = method(*args, **kwargs)
