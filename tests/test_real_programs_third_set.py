@@ -189,3 +189,48 @@ def test_names_of_ray_raylet_outside_its_public_re_exports_are_refused(tmp_path:
     captured = capsys.readouterr()
     assert status == 2, captured.out
     assert "ray._raylet.GcsClient" in captured.err and "Traceback" not in captured.err
+
+
+# ------------------------------------------------ the Ray programs against real Ray
+_UNDER_REAL_RAY = """
+import importlib, json, sys
+sys.path[:0] = sys.argv[1:]
+import ray
+try:
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
+except Exception as error:
+    print("OUTCOMES", json.dumps({"cannot start": f"{type(error).__name__}: {error}"}), flush=True)
+    sys.exit(0)
+outcomes = {}
+for target in json.loads(sys.stdin.read()):
+    module, function = target.split(":")
+    try:
+        outcomes[target] = ["returned", getattr(importlib.import_module(module[:-3]), function)()]
+    except Exception as error:
+        outcomes[target] = ["raised", type(error).__name__, str(error)]
+print("OUTCOMES", json.dumps(outcomes), flush=True)
+ray.shutdown()
+"""
+
+
+@pytest.mark.ray
+def test_under_real_ray_the_correct_versions_return_the_same_and_the_lost_checkpoint_fails_alike() -> None:
+    pytest.importorskip("ray", reason="real Ray is not installed (pip install ray)")
+    import os
+    import subprocess
+    import sys
+
+    targets = ["ray_checkpointing.py:run", "ray_checkpointing.py:run_without_checkpoint", "ray_async_streaming.py:run"]
+    environment = {**os.environ, "RAY_ENABLE_UV_RUN_RUNTIME_ENV": "0"}
+    done = subprocess.run([sys.executable, "-c", _UNDER_REAL_RAY, str(REAL)], input=json.dumps(targets),
+                          capture_output=True, text=True, timeout=300, env=environment)
+    line = next((line for line in done.stdout.splitlines() if line.startswith("OUTCOMES ")), None)
+    assert line is not None, done.stdout + done.stderr
+    outcomes = json.loads(line.removeprefix("OUTCOMES "))
+    if "cannot start" in outcomes:
+        pytest.skip(f"real Ray cannot start here: {outcomes['cannot start']}")
+    assert outcomes["ray_checkpointing.py:run"] == ["returned", [0, 1, 2, 3]]
+    lost = outcomes["ray_checkpointing.py:run_without_checkpoint"]
+    assert lost[:2] == ["raised", "RayTaskError(KeyError)"] and "key-0" in lost[2], lost
+    assert outcomes["ray_async_streaming.py:run"] == [
+        "returned", ["THE", "QUICK", "FOX", "JUMPS", "OVER", "DOGS", "A", "B", "C", "D"]]
