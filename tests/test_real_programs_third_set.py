@@ -74,11 +74,13 @@ def test_an_actor_without_its_checkpoint_loses_its_state_on_restart(tmp_path: Pa
 
 # ------------------------------------------------ DeepSpeed's reduction-stream continuation
 @pytest.mark.torch
-def test_continuations_of_work_futures_waited_inside_backward_hooks_pass(tmp_path: Path, capsys) -> None:
+@pytest.mark.parametrize("target", ["torch_reduction_continuation.py:train",
+                                    "torch_reduction_continuation.py:train_wait_all"])
+def test_continuations_of_work_futures_waited_inside_backward_hooks_pass(target: str, tmp_path: Path, capsys) -> None:
     pytest.importorskip("torch")
-    # Each continuation was a plain torch future: waited inside the hook, it blocked outside any scheduling point.
-    _passes("torch_reduction_continuation.py:train", tmp_path, capsys, "--world-size", "2", "--budget", "5",
-            "--execution-timeout", "10")
+    # Each continuation was a plain torch future: waited inside the hook (itself or through
+    # torch.futures.wait_all), it blocked outside any scheduling point.
+    _passes(target, tmp_path, capsys, "--world-size", "2", "--budget", "5", "--execution-timeout", "10")
 
 
 @pytest.mark.torch

@@ -28,11 +28,12 @@ def _compare(name, rank, **values):
 
 
 class BucketedReducer:
-    def __init__(self, params, world_size, bucket_size=2, max_in_flight=1, log_norm=False):
+    def __init__(self, params, world_size, bucket_size=2, max_in_flight=1, log_norm=False, wait_all=False):
         self.world_size = world_size
         self.bucket_size = bucket_size
         self.max_in_flight = max_in_flight
         self.log_norm = log_norm
+        self.wait_all = wait_all
         self.bucket = []
         self.in_flight = []
         self.norms = []
@@ -55,8 +56,13 @@ class BucketedReducer:
             self.norms.append(flat.norm())
         continuation = work.get_future().then(lambda fut: self._copy_back(fut.value()[0], params))
         self.in_flight.append(continuation)
-        while len(self.in_flight) > self.max_in_flight:
-            self.in_flight.pop(0).wait()
+        if len(self.in_flight) > self.max_in_flight:
+            oldest, self.in_flight = self.in_flight[:-self.max_in_flight], self.in_flight[-self.max_in_flight:]
+            if self.wait_all:
+                torch.futures.wait_all(oldest)
+            else:
+                for continuation in oldest:
+                    continuation.wait()
 
     def _copy_back(self, flat, params):
         flat.div_(self.world_size)
@@ -76,11 +82,11 @@ class BucketedReducer:
         return reduced
 
 
-def _train(rank, world_size, log_norm):
+def _train(rank, world_size, log_norm, wait_all=False):
     dist.init_process_group("gloo")
     torch.manual_seed(0)
     model = nn.Sequential(nn.Linear(4, 4), nn.ReLU(), nn.Linear(4, 4), nn.ReLU(), nn.Linear(4, 1))
-    reducer = BucketedReducer(model.parameters(), world_size, log_norm=log_norm)
+    reducer = BucketedReducer(model.parameters(), world_size, log_norm=log_norm, wait_all=wait_all)
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     for step in range(2):
         g = torch.Generator().manual_seed(rank * 10 + step)
@@ -97,6 +103,10 @@ def _train(rank, world_size, log_norm):
 
 def train(rank, world_size):
     _train(rank, world_size, log_norm=False)
+
+
+def train_wait_all(rank, world_size):
+    _train(rank, world_size, log_norm=False, wait_all=True)
 
 
 def norm_before_wait(rank, world_size):

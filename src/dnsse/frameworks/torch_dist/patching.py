@@ -17,6 +17,7 @@ import torch
 import torch.distributed
 from torch.distributed import distributed_c10d
 
+from dnsse.frameworks.torch_dist import futures
 from dnsse.frameworks.torch_dist.c10d_world import RankLocalWorld, register_backend
 from dnsse.frameworks.torch_dist.cpu_devices import cuda_stand_ins
 from dnsse.frameworks.torch_dist.process_groups import REPLACEMENTS, new_process_group_helper
@@ -36,6 +37,8 @@ def _replacements(world_size: int, notice: Callable[[str], None]) -> list[tuple[
         (distributed_c10d, "handle_torch_function", handle_c10d),
         # A backward pass runs the program's hooks and autograd Functions under the rank's mode.
         (torch.autograd, "_engine_run_backward", engine_run_backward),
+        # Waiting on all of several futures completes those launched in a backward pass first.
+        *futures.REPLACEMENTS,
     ]
     for module in (torch.distributed, distributed_c10d):
         found.extend((module, name, function) for name, function in REPLACEMENTS.items())
