@@ -62,9 +62,12 @@ def test_loading_before_the_async_save_finished_is_found(tmp_path: Path, capsys)
 
 
 # ------------------------------------------------ Ray's actor checkpointing example
-def test_sys_exit_in_a_retried_actor_method_is_retried_on_the_restarted_actor(tmp_path: Path, capsys) -> None:
-    # sys.exit(1) is an unexpected exit of the worker for Ray: the actor restarts and the call runs again.
-    _passes("ray_checkpointing.py:run", tmp_path, capsys, "--budget", "10")
+@pytest.mark.parametrize("target", ["ray_checkpointing.py:run", "ray_checkpointing.py:run_exit_statuses"])
+def test_sys_exit_in_a_retried_actor_method_is_retried_on_the_restarted_actor(target: str, tmp_path: Path,
+                                                                              capsys) -> None:
+    # sys.exit(1) is an unexpected exit of the worker for Ray: the actor restarts and the call runs again;
+    # sys.exit(0) is an intended one: the actor dies for good.
+    _passes(target, tmp_path, capsys, "--budget", "10")
 
 
 def test_an_actor_without_its_checkpoint_loses_its_state_on_restart(tmp_path: Path, capsys) -> None:
@@ -222,7 +225,8 @@ def test_under_real_ray_the_correct_versions_return_the_same_and_the_lost_checkp
     import subprocess
     import sys
 
-    targets = ["ray_checkpointing.py:run", "ray_checkpointing.py:run_without_checkpoint", "ray_async_streaming.py:run"]
+    targets = ["ray_checkpointing.py:run", "ray_checkpointing.py:run_without_checkpoint",
+               "ray_checkpointing.py:run_exit_statuses", "ray_async_streaming.py:run"]
     environment = {**os.environ, "RAY_ENABLE_UV_RUN_RUNTIME_ENV": "0"}
     done = subprocess.run([sys.executable, "-c", _UNDER_REAL_RAY, str(REAL)], input=json.dumps(targets),
                           capture_output=True, text=True, timeout=300, env=environment)
@@ -232,6 +236,7 @@ def test_under_real_ray_the_correct_versions_return_the_same_and_the_lost_checkp
     if "cannot start" in outcomes:
         pytest.skip(f"real Ray cannot start here: {outcomes['cannot start']}")
     assert outcomes["ray_checkpointing.py:run"] == ["returned", [0, 1, 2, 3]]
+    assert outcomes["ray_checkpointing.py:run_exit_statuses"][0] == "returned", outcomes
     lost = outcomes["ray_checkpointing.py:run_without_checkpoint"]
     assert lost[:2] == ["raised", "RayTaskError(KeyError)"] and "key-0" in lost[2], lost
     assert outcomes["ray_async_streaming.py:run"] == [

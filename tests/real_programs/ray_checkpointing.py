@@ -8,6 +8,10 @@ every update applied. Here the exit comes on the first attempt of some keys
 (remembered in a file, as the process does not survive) instead of at
 random, so that each run is one program.
 
+``run_exit_statuses`` shows how Ray reads each status: ``sys.exit(0)`` is
+an intended exit (the actor dies for good, and the call with it), any other
+status, ``sys.exit()`` included, a crash (restart, retry).
+
 Bug variant: ``run_without_checkpoint``, whose actor keeps its state in memory
 only: the restarted actor has lost the updates made before the exit.
 """
@@ -62,3 +66,36 @@ def run():
 
 def run_without_checkpoint():
     return _drive(False)
+
+
+@ray.remote(max_restarts=-1, max_task_retries=-1)
+class Exiter:
+    def __init__(self, marker_dir):
+        self.marker_dir = marker_dir
+
+    def exit_once(self, status):
+        marker = os.path.join(self.marker_dir, f"exited-{status}")
+        if not os.path.exists(marker):
+            open(marker, "w").close()
+            sys.exit(status)
+        return "retried"
+
+    def ping(self):
+        return "alive"
+
+
+def run_exit_statuses():
+    outcomes = {}
+    for status in (0, None, 2):
+        actor = Exiter.remote(tempfile.mkdtemp())
+        try:
+            result = ray.get(actor.exit_once.remote(status))
+        except ray.exceptions.ActorDiedError:
+            result = "died"
+        try:
+            alive = ray.get(actor.ping.remote())
+        except ray.exceptions.ActorDiedError:
+            alive = "dead"
+        outcomes[str(status)] = [result, alive]
+    assert outcomes == {"0": ["died", "dead"], "None": ["retried", "alive"], "2": ["retried", "alive"]}, outcomes
+    return outcomes
