@@ -53,6 +53,31 @@ def test_async_save_on_a_gloo_group_of_its_own_passes(tmp_path: Path, capsys, mo
     assert written["devices"] == ["cpu", "cuda"]
 
 
+_DEVICES = """
+import torch.distributed as dist
+from torch.distributed.distributed_c10d import _device_capability
+
+
+def run(rank, world_size):
+    dist.init_process_group("nccl")
+    assert _device_capability() == ["cuda"], _device_capability()
+    mixed = dist.new_group(backend="cpu:gloo,cuda:nccl")
+    assert _device_capability(mixed) == ["cpu", "cuda"], _device_capability(mixed)
+    gloo = dist.new_group(backend="gloo")
+    assert sorted(_device_capability(gloo)) == ["cpu", "cuda"], _device_capability(gloo)
+"""
+
+
+@pytest.mark.torch
+def test_groups_list_the_devices_their_backend_serves(tmp_path: Path, capsys) -> None:
+    pytest.importorskip("torch")
+    program = tmp_path / "devices.py"
+    program.write_text(_DEVICES)
+    status = main(["check", f"{program}:run", "--world-size", "2", "--budget", "1", "--out", str(tmp_path)])
+    printed = capsys.readouterr().out
+    assert status == 0, printed
+
+
 @pytest.mark.torch
 def test_loading_before_the_async_save_finished_is_found(tmp_path: Path, capsys) -> None:
     pytest.importorskip("torch")
