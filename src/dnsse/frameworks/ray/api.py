@@ -32,12 +32,13 @@ from dnsse.frameworks.ray.refs import ObjectRef, all_ready, describe_pending
 from dnsse.frameworks.ray.runtime import RayRuntime, Worker, controlled, current_runtime
 from dnsse.frameworks.ray.runtime_context import CANCELLATION, get_runtime_context
 from dnsse.frameworks.ray.serialization import copy_value
-from dnsse.frameworks.ray.streaming import ObjectRefGenerator
+from dnsse.frameworks.ray.streaming import DynamicObjectRefGenerator, ObjectRefGenerator
 from dnsse.frameworks.ray.tasks import RemoteFunction
 from dnsse.frameworks.threads.primitive import block_until
 
 __all__ = [
-    "ObjectRef", "exceptions", "util", "init", "shutdown", "is_initialized", "remote", "method",
+    "ObjectRef", "ObjectRefGenerator", "DynamicObjectRefGenerator", "exceptions", "util", "init", "shutdown",
+    "is_initialized", "remote", "method",
     "get", "wait", "put", "kill", "get_actor", "cancel", "get_runtime_context",
 ]
 

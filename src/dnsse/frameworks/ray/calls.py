@@ -16,12 +16,12 @@ from dnsse.engine.agent import ThreadAgent, Wait
 from dnsse.engine.operation import Access, Operation
 from dnsse.frameworks.ray.actor_state import DEAD, EXITED, TERMINATE, ActorExit, Call, crash_of, terminate
 from dnsse.frameworks.ray.coroutines import run_async_call
-from dnsse.frameworks.ray.errors import ActorDiedError, TaskCancelledError
+from dnsse.frameworks.ray.errors import TaskCancelledError
 from dnsse.frameworks.ray.refs import failed_dependency, resolve
 from dnsse.frameworks.ray.results import store_error, store_value, task_error
 from dnsse.frameworks.ray.runtime import RayRuntime, Worker, WorkerCrash
 from dnsse.frameworks.ray.serialization import copy_value
-from dnsse.frameworks.ray.streaming import produce, produce_all, yielded_returns
+from dnsse.frameworks.ray.streaming import produce, produce_all, streamed, yielded_returns
 from dnsse.frameworks.threads.shared_state import traced
 
 _LOST = object()
@@ -109,11 +109,15 @@ def _attempt(runtime: RayRuntime, agent: ThreadAgent, call: Call) -> object:
         actor.die(f"the actor is dead because {EXITED}")
         return _LOST
     except SystemExit as exit:
-        # sys.exit in a method ends the actor's process: the call fails, not retried; the actor restarts if it may.
+        if exit.code == 0:
+            # Ray reads sys.exit(0) as an intended exit: the actor dies for good, the call with it (checked
+            # against Ray 2.60).
+            actor.die("the actor is dead because its worker process exited on purpose (sys.exit(0))")
+            return _LOST
+        # Any other status, sys.exit() included, is an unexpected exit of the worker for Ray: a crash, the
+        # actor restarted and the call retried as os._exit's (Ray's checkpointing example relies on it).
         actor.process_exited(f"its worker process exited (sys.exit({exit.code!r}))")
-        store_error(call.refs, ActorDiedError(f"{call.label} failed: the actor {actor.label} exited while running it "
-                                              f"(sys.exit({exit.code!r}))"))
-        return None
+        return _LOST
     except asyncio.CancelledError:
         store_error(call.refs, TaskCancelledError(f"{call.label} was cancelled while it ran"))
         return None
@@ -144,6 +148,9 @@ def _attempt(runtime: RayRuntime, agent: ThreadAgent, call: Call) -> object:
 def _call_method(runtime: RayRuntime, agent: ThreadAgent, call: Call, method: Any, args: tuple, kwargs: dict) -> Any:
     """What the method returns (a streaming call's, once its stream is produced)."""
     if call.actor.is_async:
+        if call.stream is not None and inspect.isasyncgenfunction(method):
+            # Its values fill the stream's refs as the method yields them, on the actor's loop.
+            return run_async_call(runtime, agent, call, streamed(runtime, call.stream, method), args, kwargs)
         value = run_async_call(runtime, agent, call, method, args, kwargs)
     else:
         value = method(*args, **kwargs)

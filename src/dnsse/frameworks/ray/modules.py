@@ -22,6 +22,7 @@ from dnsse.frameworks.ray import (
     errors,
     placement_groups,
     ray_queue,
+    raylet,
     scheduling_strategies,
     tasks,
     util,
@@ -36,6 +37,7 @@ def _controlled_modules() -> dict[str, types.ModuleType]:
     return {
         "ray": api,
         "ray.exceptions": errors,
+        "ray._raylet": raylet,
         "ray.util": util,
         "ray.util.actor_pool": actor_pool,
         "ray.util.queue": ray_queue,

@@ -17,9 +17,10 @@ the generator to its end; the call's one ref then holds a
 from __future__ import annotations
 
 import inspect
-from typing import Any, Callable, Generator, Iterator
+from typing import Any, AsyncGenerator, Callable, Generator, Iterator
 
 from dnsse.engine.agent import ThreadAgent
+from dnsse.engine.execution import current_agent
 from dnsse.engine.operation import Access, Operation
 from dnsse.frameworks.ray.coroutines import running_controlled_loop
 from dnsse.frameworks.ray.refs import ObjectRef
@@ -32,8 +33,9 @@ DYNAMIC = "dynamic"
 
 
 def is_streaming(num_returns: object, function: Callable) -> bool:
-    """Whether a call streams: declared so, or a generator function with ``num_returns`` unset."""
-    return num_returns == STREAMING or (num_returns is None and inspect.isgeneratorfunction(function))
+    """Whether a call streams: declared so, or a generator function (an async one too) with ``num_returns`` unset."""
+    generates = inspect.isgeneratorfunction(function) or inspect.isasyncgenfunction(function)
+    return num_returns == STREAMING or (num_returns is None and generates)
 
 
 @passed_by_name
@@ -120,15 +122,42 @@ def produce(runtime: RayRuntime, agent: ThreadAgent, stream: ObjectRefGenerator,
                 item = next(generator)
             except StopIteration as stop:
                 return stop.value
-            runtime.checkpoint(agent)
-            ref = ObjectRef(runtime.next_ref_number(), f"{completion.source}[{len(stream._produced)}]")
-            operation = Operation("task.yield", ((ref.object_name, Access.WRITE), (completion.object_name, Access.WRITE)),
-                                  ref.label())
-            runtime.execution.yield_point(agent, operation)
-            ref.fill(item)
-            stream._produced.append(ref)
+            _yielded(runtime, agent, stream, item)
     finally:
         generator.close()
+
+
+def streamed(runtime: RayRuntime, stream: ObjectRefGenerator, method: Callable[..., AsyncGenerator]) -> Callable:
+    """An async generator method of an async actor, as the coroutine its call runs on the actor's loop.
+
+    Ray streams such a method as it does a generator: each value it yields
+    fills the stream's next ref (a scheduling point) while the method goes on
+    at its next ``await``, between the actor's other coroutines.
+    """
+
+    async def stream_values(*args: Any, **kwargs: Any) -> None:
+        generator = method(*args, **kwargs)
+        try:
+            async for item in generator:
+                agent = current_agent()
+                assert agent is not None
+                _yielded(runtime, agent, stream, item)
+        finally:
+            await generator.aclose()
+
+    return stream_values
+
+
+def _yielded(runtime: RayRuntime, agent: ThreadAgent, stream: ObjectRefGenerator, item: object) -> None:
+    """One value the generator yielded: the stream's next ref, filled at a scheduling point."""
+    completion = stream.completed()
+    runtime.checkpoint(agent)
+    ref = ObjectRef(runtime.next_ref_number(), f"{completion.source}[{len(stream._produced)}]")
+    operation = Operation("task.yield", ((ref.object_name, Access.WRITE), (completion.object_name, Access.WRITE)),
+                          ref.label())
+    runtime.execution.yield_point(agent, operation)
+    ref.fill(item)
+    stream._produced.append(ref)
 
 
 @passed_by_name

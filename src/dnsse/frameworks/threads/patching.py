@@ -34,7 +34,7 @@ from typing import Any, Iterator
 from dnsse.engine.execution import ExecutionAborted
 from dnsse.engine.uncontrolled import Refusal, refused
 
-from dnsse.frameworks.threads import clock, thread, wall_dates
+from dnsse.frameworks.threads import clock, stable_hashes, thread, wall_dates
 from dnsse.frameworks.threads.barrier import Barrier
 from dnsse.frameworks.threads.condition import Condition
 from dnsse.frameworks.threads.event import Event
@@ -71,6 +71,8 @@ _REPLACEMENTS = (
     (datetime, "date", wall_dates.VirtualDate),
     (queue, "SimpleQueue", SimpleQueue),
     (concurrent.futures.thread, "_global_shutdown_lock", Lock()),
+    # Sets of futures (as_completed, wait) iterate in the same order in every execution.
+    *stable_hashes.REPLACEMENTS,
 )
 
 

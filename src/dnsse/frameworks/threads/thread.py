@@ -79,6 +79,13 @@ class Thread:
         self._ident: int | None = None
         self._agent: ThreadAgent | None = None
         self._real: threading.Thread | None = None
+        # A pool keeps its threads in a set and joins them in its order: the same in every execution
+        # (see stable_hashes), where the default hash, the thread's address, is not.
+        self._hash = runtime_for(agent.execution).number("Thread hash") if agent else None
+
+    def __hash__(self) -> int:
+        stable = self.__dict__.get("_hash")
+        return stable if stable is not None else object.__hash__(self)
 
     @untraced
     def start(self) -> None:

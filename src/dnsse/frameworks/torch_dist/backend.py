@@ -73,6 +73,15 @@ def _torch_frame(frame: FrameType | None) -> FrameType | None:
     return None
 
 
+def device_types(backend: str) -> list[torch.device]:
+    """The devices torch gives a group of ``backend`` ("gloo", "nccl", "cpu:gloo,cuda:nccl"...)."""
+    try:
+        devices = distributed_c10d.BackendConfig(dist.Backend(backend)).get_device_backend_map()
+    except ValueError:
+        return [torch.device("cpu")]
+    return [torch.device(device) for device in devices]
+
+
 def _reduce_op(opts: object) -> object:
     return getattr(opts, "reduceOp", dist.ReduceOp.SUM) if opts is not None else dist.ReduceOp.SUM
 
@@ -109,6 +118,16 @@ class ControlledProcessGroup(dist.ProcessGroup):
 
     def getGroupDesc(self) -> str:  # noqa: N802
         return self._torch_desc
+
+    @property
+    def _device_types(self) -> list[torch.device]:
+        """The devices the backend the program named serves, as torch's gloo and NCCL groups list them.
+
+        A group made in Python registers no C++ backend, so torch's property
+        would list none; ``dcp.async_save`` refuses a group without the CPU, and
+        object collectives pick their device from this list.
+        """
+        return device_types(self.group.backend or self.state.backend)
 
     _set_group_name = setGroupName
     _set_group_desc = setGroupDesc

@@ -18,11 +18,12 @@ import torch.distributed
 import torch.multiprocessing
 from torch.distributed import distributed_c10d
 
+from dnsse.frameworks.torch_dist import futures
 from dnsse.frameworks.torch_dist.c10d_world import RankLocalWorld, register_backend
 from dnsse.frameworks.torch_dist.cpu_devices import MACHINE_HAS_CUDA, cuda_stand_ins
 from dnsse.frameworks.torch_dist.launcher import REPLACEMENTS as LAUNCHERS
 from dnsse.frameworks.torch_dist.process_groups import REPLACEMENTS, new_process_group_helper
-from dnsse.frameworks.torch_dist.rank_mode import GRAD_AND_AUTOCAST, handle_c10d, rank_carrier
+from dnsse.frameworks.torch_dist.rank_mode import GRAD_AND_AUTOCAST, engine_run_backward, handle_c10d, rank_carrier
 from dnsse.frameworks.torch_dist.uncontrolled import REFUSED
 from dnsse.frameworks.threads.inheritance import carry, share
 from dnsse.engine.uncontrolled import refused
@@ -36,6 +37,10 @@ def _replacements(notice: Callable[[str], None]) -> list[tuple[object, str, obje
         (distributed_c10d, "_new_process_group_helper", new_process_group_helper),
         # Its collectives dispatch to torch function modes through this name (see handle_c10d).
         (distributed_c10d, "handle_torch_function", handle_c10d),
+        # A backward pass runs the program's hooks and autograd Functions under the rank's mode.
+        (torch.autograd, "_engine_run_backward", engine_run_backward),
+        # Waiting on all of several futures completes those launched in a backward pass first.
+        *futures.REPLACEMENTS,
     ]
     for module in (torch.distributed, distributed_c10d):
         found.extend((module, name, function) for name, function in REPLACEMENTS.items())

@@ -16,6 +16,7 @@ that suspends under ``no_grad`` leaves grad off for the next one, as there.
 
 from __future__ import annotations
 
+import _thread
 from typing import Any, Callable
 
 import torch
@@ -37,6 +38,12 @@ from dnsse.frameworks.threads.inheritance import ThreadState
 _AUTOCAST_DEVICES = ("cpu", "cuda")
 # Reads of a tensor's data on the host that reach no kernel (the dispatch mode of .access_mode sees the rest).
 _HOST_READS = frozenset({torch.Tensor.tolist, torch.Tensor.numpy, torch.Tensor.__array__})
+# The calls that run a backward pass: the program's Python code runs inside them (custom Function.backward,
+# tensor and module hooks) and must be under the mode as its other code is.
+_BACKWARD = frozenset({torch.Tensor.backward, torch.autograd.backward, torch.autograd.grad})
+# Per OS thread: the rank's mode while it handles one of _BACKWARD (taken off the stack meanwhile).
+_backward_under = _thread._local()
+_torch_engine_run_backward = torch.autograd._engine_run_backward
 
 
 class RankMode(RankModeMark, TorchFunctionMode):
@@ -68,6 +75,14 @@ class RankMode(RankModeMark, TorchFunctionMode):
             if moved is None:
                 return args[0]
             args, kwargs = moved
+        if func in _BACKWARD:
+            # torch takes the mode off its stack while the mode handles a call, and the autograd engine
+            # runs the whole pass inside this one: engine_run_backward puts it back for the pass.
+            _backward_under.mode = self
+            try:
+                return func(*args, **kwargs)
+            finally:
+                _backward_under.mode = None
         return func(*args, **kwargs)
 
     def _upload(self, device: RankDevice, func: Any, args: tuple, kwargs: dict) -> Any:
@@ -111,6 +126,25 @@ class RankMode(RankModeMark, TorchFunctionMode):
         if fenced and touched(fenced, func, args, kwargs) is not None:
             name = getattr(func, "__name__", "a torch call")
             wait_for(self.state, streams.fence, f"{name}() waits for the NCCL work the compute stream waits for")
+
+
+def engine_run_backward(*args: Any, **kwargs: Any) -> Any:
+    """torch's entry into the autograd engine, with the rank's mode back on the stack for the pass.
+
+    Past torch's checks for overrides, so the mode does not handle the call
+    again. The program's Python code that the pass runs (an
+    ``autograd.Function``'s backward, tensor, module and post-accumulate-grad
+    hooks) is then under the mode as the rest of its code: a read before
+    ``wait()`` there is caught (Megatron's sequence-parallel weight gradient),
+    and CUDA devices it names become the CPU. torch's own backward kernels
+    are C++ and do not reach the mode.
+    """
+    mode = getattr(_backward_under, "mode", None)
+    if mode is None:
+        return _torch_engine_run_backward(*args, **kwargs)
+    _backward_under.mode = None
+    with mode:
+        return _torch_engine_run_backward(*args, **kwargs)
 
 
 _torch_handle = torch.overrides.handle_torch_function

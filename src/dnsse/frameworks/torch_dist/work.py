@@ -29,6 +29,7 @@ from dnsse.engine.agent import Wait
 from dnsse.engine.bugs import Bug, BugKind
 from dnsse.engine.execution import ExecutionAborted
 from dnsse.engine.operation import Access, Operation
+from dnsse.frameworks.torch_dist.futures import PendingFuture
 from dnsse.frameworks.torch_dist.guard import Unsettled, spans_of
 from dnsse.frameworks.torch_dist.mode_off import apart
 from dnsse.frameworks.torch_dist.streams import Entry, waits_on_stream
@@ -230,7 +231,7 @@ class Work(torch.distributed.Work):
         at a scheduling point and completes its future. Python code that
         waits on such a future before then (a communication hook waiting on
         its own all-reduce, as PowerSGD's hook does) waits for the operation
-        at a scheduling point (see :class:`_PendingFuture`). Anywhere else,
+        at a scheduling point (see :mod:`.futures`). Anywhere else,
         asking for the future waits for the operation first.
         """
         if not self._part.done and torch._C._current_autograd_node() is not None:
@@ -241,11 +242,11 @@ class Work(torch.distributed.Work):
         return future
 
     def _complete_after_backward(self) -> torch.futures.Future:
-        future = _PendingFuture(self)
+        future = PendingFuture(self)
         state = current_rank("Work.get_future")
         if not state.backward_works:
             torch.autograd.Variable._execution_engine.queue_callback(lambda: _complete_backward_works(state))
-        state.backward_works.append((self, future))
+        state.backward_works.append(future)
         return future
 
     def __repr__(self) -> str:
@@ -268,40 +269,11 @@ def synchronous_work(state: RankState, part: AsyncPart) -> Work:
     return work  # type: ignore[return-value]
 
 
-class _PendingFuture(torch.futures.Future):
-    """The future of an operation launched during a backward pass, completed when waited for.
-
-    The end of the backward pass completes it (``_complete_backward_works``),
-    but Python code may wait on it before then: a communication hook that
-    waits on its own all-reduce's future, or a callback chained with
-    ``then()`` that runs inside the hook because the future it follows was
-    already complete. torch's own ``wait()`` would block outside any
-    scheduling point, where no other rank can run to finish the operation;
-    this one waits for the operation at a scheduling point, as a real
-    backend's future completes on its own thread. C++ waits (the reducer's)
-    come only after the end of the backward pass, when it is complete.
-    """
-
-    def __init__(self, work: Work) -> None:
-        super().__init__()
-        self._work = work
-
-    def wait(self) -> object:
-        _complete(self._work, self)
-        return super().wait()
-
-
-def _complete(work: Work, future: torch.futures.Future) -> None:
-    if not future.done():
-        work.wait()
-        future.set_result(work.result())
-
-
 def _complete_backward_works(state: RankState) -> None:
     """The end of a backward pass: wait for the operations it launched and complete their futures."""
     works, state.backward_works = state.backward_works, []
-    for work, future in works:
-        _complete(work, future)
+    for future in works:
+        future.complete()
 
 
 def _timeout_seconds(timeout: object) -> float | None:
