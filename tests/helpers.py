@@ -58,14 +58,16 @@ def load_program(spec: str, framework: str = "auto") -> LoadedTarget:
     return LoadedTarget(TargetSpec.parse(str(PROGRAMS / spec)), framework)
 
 
-def run_torch(spec: str, world_size: int = 2, seeds: Iterable[int] = range(50)) -> list[ExecutionResult]:
+def run_torch(
+    spec: str, world_size: int = 2, seeds: Iterable[int] = range(50), limits: Limits | None = None
+) -> list[ExecutionResult]:
     """One controlled execution of a torch program per seed, with a seeded random chooser."""
     from dnsse.frameworks.torch_dist.framework import TorchFramework
 
     target = load_program(spec)
     framework = TorchFramework(world_size)
     with framework.activate():
-        return [run_execution(target, framework, SeededChooser(seed)) for seed in seeds]
+        return [run_execution(target, framework, SeededChooser(seed), limits or Limits()) for seed in seeds]
 
 
 def run_ray(spec: str, seeds: Iterable[int] = range(40), faults: bool = True) -> list[ExecutionResult]:

@@ -104,7 +104,7 @@ def test_torch_reads_virtual_time_and_its_flags_are_restored(tmp_path: Path, cap
     status = main(["check", f"{PROGRAMS}/clock_torch.py:main", "--strategy", "random", "--out", str(tmp_path)])
     out = capsys.readouterr().out
     # An hour of sleep each, on one virtual clock: no real waiting, the same readings on replay.
-    assert status == 1 and "slept 7200s" in out
+    assert status == 1 and "slept 3600s" in out and "slept 7200s" not in out
     assert main(["replay", str(tmp_path / "bug-1.json")]) == 1
     assert "reproduced" in capsys.readouterr().out
     assert torch.get_default_dtype() == torch.float32

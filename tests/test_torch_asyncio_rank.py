@@ -10,6 +10,7 @@ from helpers import PROGRAMS, run_torch
 
 from dnsse.cli import main
 from dnsse.engine.bugs import BugKind
+from dnsse.engine.limits import Limits
 
 pytestmark = pytest.mark.torch
 
@@ -31,5 +32,9 @@ def test_tasks_issuing_collectives_in_a_rank_dependent_order_are_a_mismatch_the_
     out = capsys.readouterr().out
     assert "collective_mismatch" in out and "all_reduce(float32[1], op=SUM) on rank 0" in out
     assert main(["replay", str(tmp_path / "bug-1.json")]) == 1
-    results = run_torch("torch_asyncio_rank.py:collectives_from_tasks_in_rank_order", seeds=range(5))
+    # Without a pause, each rank's timers fire in the order of their delays, so the ranks disagree in every
+    # schedule; under a pause (the default --max-delay) a rank stalled between starting its two tasks may agree.
+    results = run_torch(
+        "torch_asyncio_rank.py:collectives_from_tasks_in_rank_order", seeds=range(5), limits=Limits(max_delay=0.0)
+    )
     assert all(r.bug is not None and r.bug.kind == BugKind.COLLECTIVE_MISMATCH for r in results)

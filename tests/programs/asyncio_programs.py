@@ -137,3 +137,28 @@ def tasks_see_the_loops_thread() -> None:
         return [await name(), await asyncio.create_task(name())]
 
     assert asyncio.run(main()) == ["MainThread", "MainThread"]
+
+
+CANCELLED_AT_THE_END: list = []
+
+
+def tasks_left_when_main_returns() -> None:
+    """Tasks still waiting when main returns: asyncio.run cancels them in the order all_tasks() gives."""
+
+    async def waiter(number: int, never: asyncio.Event) -> None:
+        try:
+            await never.wait()
+        except asyncio.CancelledError:
+            CANCELLED_AT_THE_END.append(number)
+            raise
+
+    async def main() -> list:
+        never = asyncio.Event()
+        tasks = [asyncio.create_task(waiter(number, never)) for number in range(40)]
+        await asyncio.sleep(0)
+        return [task.get_name() for task in asyncio.all_tasks() if task in tasks]
+
+    CANCELLED_AT_THE_END.clear()
+    names = asyncio.run(main())
+    assert names == [f"Task-{number}" for number in range(2, 42)], names
+    assert CANCELLED_AT_THE_END == list(range(40)), CANCELLED_AT_THE_END

@@ -94,6 +94,8 @@ class ControlledLoop(LoopbackNetworking, RefusedIO, asyncio.BaseEventLoop):
         self._busy: ThreadAgent | None = None
         # Each task's ready callbacks, in order; plain callbacks are in ``_ready``, as on asyncio's loop.
         self._task_handles: dict[asyncio.Task, collections.deque] = {}
+        # Every task of this loop in the order it was created (a task's first callback is its start).
+        self._created: dict[asyncio.Task, None] = {}
         # The loop's ready queue, first in first out: for each callback made ready, whose it is (its task,
         # or None for a plain one); the callback itself is the next one of that owner's queue.
         self._order: collections.deque = collections.deque()
@@ -200,6 +202,7 @@ class ControlledLoop(LoopbackNetworking, RefusedIO, asyncio.BaseEventLoop):
         handle = events.Handle(callback, args, self, context)
         handles = self._task_handles.get(task)
         if handles is None:
+            self._created.setdefault(task, None)
             handles = self._task_handles[task] = collections.deque()
             if self._adopting is None:
                 self._start_task_agent(task, handles)
@@ -371,11 +374,51 @@ class ControlledLoop(LoopbackNetworking, RefusedIO, asyncio.BaseEventLoop):
             return f"its event loop ({self._object}) to have work"
         return f"its event loop's tasks ({len(tasks)} pending, none can go on)"
 
+    def in_creation_order(self, tasks: set) -> set:
+        """``tasks`` (of this loop) as a set that iterates in the order they were created; see ordered_all_tasks."""
+        return _CreationOrdered(tasks, self._created)
+
     def close(self) -> None:
         super().close()
+        self._created.clear()
         for handles in self._task_handles.values():
             handles.clear()
         self._task_handles.clear()
+
+
+class _CreationOrdered(set):
+    """A set of tasks that iterates in their order of creation.
+
+    asyncio keeps its tasks in a WeakSet: ``all_tasks()`` iterates them in
+    the order of their addresses in memory, which no schedule decides.
+    ``asyncio.run`` cancels what is left in that order when the program's
+    main coroutine ends, so the order of those cancellations, and of
+    every step after, would change from one run of the same schedule to the
+    next. Here it is the order of creation (unknown tasks last).
+    """
+
+    def __init__(self, tasks: set, created: dict) -> None:
+        super().__init__(tasks)
+        rank = {task: index for index, task in enumerate(created)}
+        self._order = sorted(tasks, key=lambda task: rank.get(task, len(rank)))
+
+    def __iter__(self) -> Any:
+        return iter([task for task in self._order if task in self])
+
+
+def ordered_all_tasks(original: Callable[..., set]) -> Callable[..., set]:
+    """``asyncio.all_tasks`` whose answer for a controlled loop iterates in creation order."""
+
+    def all_tasks(loop: Any = None) -> set:
+        tasks = original(loop)
+        if loop is None:
+            try:
+                loop = events.get_running_loop()
+            except RuntimeError:
+                return tasks
+        return loop.in_creation_order(tasks) if isinstance(loop, ControlledLoop) else tasks
+
+    return all_tasks
 
 
 class _IdleLoopWait(Wait):

@@ -38,7 +38,7 @@ from dnsse.frameworks.threads import clock, stable_hashes, thread, wall_dates
 from dnsse.frameworks.threads.barrier import Barrier
 from dnsse.frameworks.threads.condition import Condition
 from dnsse.frameworks.threads.event import Event
-from dnsse.frameworks.threads.event_loop import ControlledPolicy
+from dnsse.frameworks.threads.event_loop import ControlledPolicy, ordered_all_tasks
 from dnsse.frameworks.threads.lock import Lock, RLock
 from dnsse.frameworks.threads.semaphore import BoundedSemaphore, Semaphore
 from dnsse.frameworks.threads.simple_queue import SimpleQueue
@@ -103,6 +103,7 @@ def controlled_threading() -> Iterator[None]:
     """Install the controlled APIs; everything is restored on exit, also on error."""
     saved = [(module, name, getattr(module, name)) for module, name, _ in _REPLACEMENTS]
     saved_policy = asyncio.get_event_loop_policy()
+    saved_all_tasks = asyncio.tasks.all_tasks
     saved_unraisable = sys.unraisablehook
     pool_logger = logging.getLogger("concurrent.futures")
     saved_hook = thread.hook_outside[0]
@@ -111,6 +112,7 @@ def controlled_threading() -> Iterator[None]:
         for module, name, replacement in _REPLACEMENTS:
             setattr(module, name, replacement)
         asyncio.set_event_loop_policy(ControlledPolicy())
+        asyncio.all_tasks = asyncio.tasks.all_tasks = ordered_all_tasks(saved_all_tasks)
         sys.unraisablehook = _quiet_unraisable(saved_unraisable)
         pool_logger.addFilter(_not_an_unwinding)
         with refused(_REFUSED):
@@ -120,5 +122,6 @@ def controlled_threading() -> Iterator[None]:
         pool_logger.removeFilter(_not_an_unwinding)
         sys.unraisablehook = saved_unraisable
         asyncio.set_event_loop_policy(saved_policy)
+        asyncio.all_tasks = asyncio.tasks.all_tasks = saved_all_tasks
         for module, name, original in reversed(saved):
             setattr(module, name, original)
