@@ -3,7 +3,10 @@
 With ``INTERRUPT_AT=PATH:N`` in the environment, the Nth run of the target
 (counted in the file PATH) presses Ctrl-C, as at a terminal: SIGINT to every
 process of its group. A test interrupts a campaign at the same execution so,
-however fast the machine is. Without it the targets do nothing of the kind.
+however fast the machine is. With ``INTERRUPT_WITH=TERM`` (or another signal's
+name) as well, that run sends this signal to the dnsse process that started
+the campaign (its parent), as ``kill PID`` would. Without them the targets do
+nothing of the kind.
 """
 
 import os
@@ -19,7 +22,12 @@ def _interrupt_when_counted() -> None:
     with open(path, "a", encoding="utf-8") as counter:
         counter.write("x")
     # No branch on the count (signal 0 sends nothing): the run that presses Ctrl-C covers what the others do.
-    os.killpg(os.getpgrp(), signal.SIGINT * (os.path.getsize(path) == int(at)))
+    now = os.path.getsize(path) == int(at)
+    other = os.environ.get("INTERRUPT_WITH")
+    if other:
+        os.kill(os.getppid(), int(getattr(signal, f"SIG{other}")) * now)
+        return
+    os.killpg(os.getpgrp(), signal.SIGINT * now)
 
 
 def racy(rounds: int = 300) -> None:
