@@ -23,7 +23,6 @@ CORRECT = [
     "ray_limit_pending.py:run",
     "ray_signal_actor.py:run",
     "ray_cancel_sleeping.py:run",
-    "ray_cancel_sleeping.py:run_lock",
     "ray_actor_exit.py:run",
     "ray_generators.py:run",
     "ray_numpy_readonly.py:run",
@@ -62,6 +61,16 @@ def test_the_bug_variant_is_found_and_replays(target: str, message: str, tmp_pat
     assert "exception" in out and message in out, out
     assert main(["replay", str(tmp_path / "bug-1.json")]) == 1
     assert "reproduced" in capsys.readouterr().out
+
+
+def test_a_task_waiting_forever_is_not_woken_by_ray_cancel_and_the_driver_hangs(tmp_path: Path, capsys) -> None:
+    # Real Ray's cancel runs the task's SIGINT handler at its next bytecode (_thread.interrupt_main):
+    # Event.wait() never returns, so neither does ray.get once the task started (real Ray hangs there).
+    status = main(["check", f"{REAL}/ray_cancel_sleeping.py:run_lock", "--budget", "50", "--out", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert status == 1, out
+    assert "deadlock" in out and "waits for Event#1" in out and "ray.get" in out
+    assert main(["replay", str(tmp_path / "bug-1.json")]) == 1
 
 
 @pytest.mark.parametrize(("target", "message"), [

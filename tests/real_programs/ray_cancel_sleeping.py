@@ -1,8 +1,12 @@
 """``ray.cancel`` as Ray's documentation shows it: a task blocked in ``time.sleep`` is interrupted.
 
-Ray raises KeyboardInterrupt in the task's main thread wherever it is, so
-a task that sleeps in a loop (``run``) gets ``TaskCancelledError``, as does
-a task that waits on an event nobody sets (``run_lock``).
+Ray raises KeyboardInterrupt in the task's main thread with
+``_thread.interrupt_main()``: Python runs its SIGINT handler at the next
+bytecode, but no signal wakes a blocked call. A task that sleeps in a loop
+(``run``) gets ``TaskCancelledError`` once its current sleep ends; a task
+that waits on an event nobody sets (``run_lock``) is cancelled only if the
+cancel reaches it before it starts: once it waits, it waits forever, and so
+does the driver's ``ray.get`` (a real hang, which real Ray shows too).
 ``run_quick_task`` cancels a task that may already have finished and still
 expects ``TaskCancelledError``: when the task wins the race, ``ray.get``
 returns its value.

@@ -146,9 +146,11 @@ class RayRuntime:
     def interrupt_of(self, agent: ThreadAgent, take: bool) -> BaseException | None:
         """What interrupts a task's worker (``ray.cancel``, a removed placement group) where it sleeps or waits.
 
-        Ray delivers KeyboardInterrupt as a signal to the task's main thread, so it
-        ends a ``time.sleep`` or a lock's wait as well as a Ray call; threads the
-        task started are not interrupted.
+        Ray delivers KeyboardInterrupt to the task's main thread with
+        ``_thread.interrupt_main()``: it ends a Ray call, and is raised after a
+        ``time.sleep`` or a lock's wait once that ends by itself (no signal wakes
+        them: dnsse.frameworks.threads.runtime.ends_waits); threads the task
+        started are not interrupted. A killed worker ends every wait.
         """
         worker = agent.handle
         if not isinstance(worker, Worker):

@@ -25,7 +25,7 @@ from dnsse.engine.agent import Wait
 from dnsse.engine.execution import current_agent
 from dnsse.engine.operation import CLOCK, Access, Operation
 from dnsse.engine.untraced import untraced
-from dnsse.frameworks.threads.runtime import MONOTONIC_BASE, WALL_CLOCK_BASE, runtime_for
+from dnsse.frameworks.threads.runtime import MONOTONIC_BASE, WALL_CLOCK_BASE, ends_waits, runtime_for
 
 real_sleep = time.sleep
 real_monotonic = time.monotonic
@@ -57,8 +57,8 @@ def sleep(seconds: float) -> None:
         runtime.take_interrupt(agent)
         return
     interrupt_of = runtime.interrupt_of
-    # An interrupt (ray.cancel of a task) ends a sleep, as a signal does: raised here.
-    woken = (lambda: interrupt_of(agent, False) is not None) if interrupt_of is not None else _never
+    # A killed worker ends a sleep; ray.cancel's KeyboardInterrupt is raised when it ends (see runtime.ends_waits).
+    woken = (lambda: ends_waits(interrupt_of(agent, False))) if interrupt_of is not None else _never
     wake_at = runtime.elapsed + seconds
     agent.execution.block(agent, Wait(woken, lambda: f"its sleep({seconds:g}) to end at t={wake_at:g}s", seconds), operation)
     runtime.take_interrupt(agent)

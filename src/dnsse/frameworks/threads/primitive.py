@@ -20,7 +20,7 @@ from dnsse.engine.agent import ThreadAgent, Wait
 from dnsse.engine.execution import ExecutionAborted, current_agent
 from dnsse.engine.operation import Access, Operation
 from dnsse.frameworks.threads.clock import real_monotonic
-from dnsse.frameworks.threads.runtime import runtime_for
+from dnsse.frameworks.threads.runtime import ends_waits, runtime_for
 
 T = TypeVar("T")
 
@@ -42,11 +42,12 @@ def block_until(
     runtime = runtime_for(agent.execution)
     interrupt_of = runtime.interrupt_of
     if interrupt_of is not None:
-        # An interrupt (ray.cancel of a task) ends any wait, as a signal does: raised here.
+        # A killed worker ends any wait; a KeyboardInterrupt (ray.cancel) is raised only once the wait
+        # ends (see runtime.ends_waits).
         waited_for = ready
 
         def ready() -> bool:
-            return interrupt_of(agent, False) is not None or waited_for()
+            return ends_waits(interrupt_of(agent, False)) or waited_for()
 
     arrived = agent.execution.block(agent, Wait(ready, describe, timeout), operation)
     runtime.take_interrupt(agent)

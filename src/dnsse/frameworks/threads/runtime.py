@@ -150,3 +150,16 @@ def runtime_for(execution: Execution) -> ThreadsRuntime:
     if runtime is None:
         runtime = execution.framework_state["threads"] = ThreadsRuntime(execution)
     return runtime  # type: ignore[return-value]
+
+
+def ends_waits(interrupt: BaseException | None) -> bool:
+    """Whether ``interrupt`` ends a wait or sleep at once.
+
+    Ray's ``ray.cancel`` raises KeyboardInterrupt in a task with
+    ``_thread.interrupt_main()``: Python's SIGINT handler runs at the next
+    bytecode, but no signal is sent, so a thread blocked in a lock's
+    acquire, an ``Event.wait()`` or a ``time.sleep`` stays blocked until
+    that ends by itself (a task waiting forever is never cancelled). A
+    killed worker (``force=True``) ends everything.
+    """
+    return interrupt is not None and not isinstance(interrupt, KeyboardInterrupt)
