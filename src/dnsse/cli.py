@@ -164,6 +164,12 @@ def _parser() -> UsageParser:
         "--force", action="store_true",
         help="replay the trace even though the program changed since it was recorded (its source digest differs)",
     )
+    replay.add_argument(
+        "--root", metavar="DIR", type=Path,
+        help="the checkout of the project the trace was recorded in (a trace from CI replayed on a laptop): its "
+        "target is found at the same place relative to DIR; by default the project of the current directory "
+        "or of the trace is tried when the recorded path does not exist",
+    )
     replay.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
 
     report = add_report_command(commands)
@@ -552,7 +558,7 @@ def _verified_line(verified: dict) -> str:
 def _replay(arguments: argparse.Namespace) -> int:
     from dnsse.report.console import tell_replay
 
-    story, text = tell_replay(arguments.trace, arguments.force)
+    story, text = tell_replay(arguments.trace, arguments.force, arguments.root)
     print(text)
     return EXIT_CLEAN if story.bug is None else EXIT_BUG
 

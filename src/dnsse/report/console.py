@@ -139,9 +139,9 @@ def printed_lines(story: Story, limit: int | None = 20) -> list[str]:
     return ["what the program printed in this run:", *output_lines(story.output, limit)]
 
 
-def tell_replay(trace_path: Path, force: bool = False) -> tuple[Story, str]:
+def tell_replay(trace_path: Path, force: bool = False, root: Path | None = None) -> tuple[Story, str]:
     """Run a trace for ``dnsse replay``: the story, and the text to print about it."""
-    story = tell(trace_path, force)
+    story = tell(trace_path, force, root)
     lines = [f"dnsse: replaying {trace_path} ({short_target(story.trace.target)}, {len(story.trace.choices)} choices)"]
     lines.extend(printed_lines(story, limit=None))
     if story.bug is None:

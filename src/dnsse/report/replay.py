@@ -14,6 +14,7 @@ from dnsse.engine.flight import active_recorder
 from dnsse.engine.runner import ExecutionResult, Monitor, run_execution
 from dnsse.errors import BadInput, InconclusiveReplay, NotDeterministic
 from dnsse.report.confirm import ADVICE, unreproduced
+from dnsse.report.relocation import locate
 from dnsse.report.trace import Trace, read_trace
 from dnsse.search.campaign import load, pin_inputs, preflight
 from dnsse.spec.sources import load_suite
@@ -30,7 +31,9 @@ class ReplayOutcome:
         return bug is not None and bug.signature() == self.trace.bug.signature()
 
 
-def replay(path: Path, monitors: Sequence[Monitor] = (), force: bool = False) -> ReplayOutcome:
+def replay(
+    path: Path, monitors: Sequence[Monitor] = (), force: bool = False, root: Path | None = None
+) -> ReplayOutcome:
     """Run the trace at ``path`` once; ``monitors`` watch the run besides the trace's specs.
 
     BadInput when the trace does not fit its program: it fits when the
@@ -41,9 +44,14 @@ def replay(path: Path, monitors: Sequence[Monitor] = (), force: bool = False) ->
     With ``force`` a trace of another version of the program is run anyway:
     then, as for a trace that records no digest, a run that makes every
     recorded choice and passes is a pass. A trace without a digest is run
-    with a warning on stderr that its fit cannot be checked.
+    with a warning on stderr that its fit cannot be checked. A trace recorded
+    in another checkout replays its target found under ``root``, or under the
+    project that holds the current directory or the trace
+    (:mod:`dnsse.report.relocation`).
     """
-    trace = read_trace(path)
+    trace, moved = locate(read_trace(path), path, root)
+    if moved is not None:
+        sys.stderr.write(moved + "\n")
     target, framework = load(
         trace.target, trace.framework, trace.world_size, trace.faults, Path(trace.directory) if trace.directory else None
     )

@@ -253,13 +253,14 @@ def _is_library(path: str) -> bool:
     return os.path.join(LAUNCH_DIRECTORY, path).startswith(_NOT_THE_PROGRAM)
 
 
-def tell(trace_path: Path, force: bool = False) -> Story:
+def tell(trace_path: Path, force: bool = False, root: Path | None = None) -> Story:
     """Run the trace at ``trace_path`` once more, recording each step and the program's output.
 
-    ``force``: run it even against a changed program (see :func:`~dnsse.report.replay.replay`).
+    ``force``: run it even against a changed program; ``root``: the checkout to find its target in
+    (see :func:`~dnsse.report.replay.replay`).
     """
     recorder = _StepRecorder()
-    outcome = replay(trace_path, monitors=[recorder], force=force)
+    outcome = replay(trace_path, monitors=[recorder], force=force, root=root)
     result = outcome.result
     bug = result.bug
     story = Story(

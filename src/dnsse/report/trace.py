@@ -71,6 +71,9 @@ class Trace:
     stalls: list[Stall] = field(default_factory=list)
     # Where a launch command's relative paths start ("" for FILE.py:FUNC, whose path is absolute).
     directory: str = ""
+    # The root of the project that held the target ("" if unknown): replay elsewhere finds the target
+    # at the same place relative to another checkout's root (dnsse.report.relocation).
+    root: str = ""
 
     def to_json(self) -> dict:
         return {
@@ -95,6 +98,7 @@ class Trace:
                 for stall in self.stalls
             ],
             "directory": self.directory,
+            "root": self.root,
             "bug": self.bug.to_json(),
             "choices": [choice.to_json() for choice in self.choices],
         }
@@ -172,6 +176,7 @@ def read_trace(path: Path) -> Trace:
             memory_limit=_memory_limit(raw),
             stalls=_stalls(raw),
             directory=str(raw.get("directory") or ""),
+            root=str(raw.get("root") or ""),
         )
         check_number(trace.world_size, Bounds("the field 'world_size'", 1, MAX_WORLD_SIZE))
         if not trace.choices:

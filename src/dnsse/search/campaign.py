@@ -28,6 +28,7 @@ from dnsse.engine.target import LoadedTarget, TargetSpec
 from dnsse.errors import BadInput
 from dnsse.frameworks.base import Framework, framework_named
 from dnsse.report.confirm import confirm
+from dnsse.report.relocation import project_root
 from dnsse.report.minimize import minimize
 from dnsse.report.trace import Trace, write_trace
 from dnsse.search.advisor_setup import AdvisorSetup
@@ -584,4 +585,5 @@ def _trace_of(
         memory_limit=memory_limit(),
         stalls=result.stalls,
         directory=str(target.spec.directory or ""),
+        root=str(project_root(target.spec.path)),
     )

@@ -25,6 +25,7 @@ from dnsse.engine.inputs import show_value
 from dnsse.engine.memory import is_exhausted, memory_limit
 from dnsse.engine.runner import ExecutionResult
 from dnsse.errors import BadInput
+from dnsse.report.relocation import project_root
 from dnsse.report.trace import Trace
 from dnsse.search.resume import SavedBug, SavedCampaign, discard_state, save_state
 from dnsse.search.supervisor import RestartNeeded
@@ -121,6 +122,8 @@ class CampaignControl:
             faults=config.faults,
             source_sha256=campaign.target.source_sha256,
             memory_limit=memory_limit(),
+            directory=str(campaign.target.spec.directory or ""),
+            root=str(project_root(campaign.target.spec.path)),
         )
         (directory / TEMPLATE_FILE).write_text(json.dumps(template.to_json()), encoding="utf-8")
 
