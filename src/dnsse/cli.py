@@ -128,6 +128,11 @@ def _parser() -> UsageParser:
         "--no-minimize", action="store_true", help="keep each bug's schedule as found, without shrinking it"
     )
     check.add_argument(
+        "--no-db", action="store_true",
+        help="do not replay the bugs earlier checks of this target found (kept under OUT/known/) before exploring, "
+        "nor keep this check's",
+    )
+    check.add_argument(
         "--coverage", action="store_true", help="measure branch coverage of the target (slower; shown in --json)"
     )
     check.add_argument("--max-steps", type=int, default=Limits.max_steps, help="step limit of one execution")
@@ -380,6 +385,7 @@ def _check(arguments: argparse.Namespace) -> int:
         show_output=arguments.show_output,
         ray_address=arguments.ray_address,
         advisor=model_settings(arguments),
+        known_failures=not arguments.no_db,
     )
 
     console = CheckConsole(arguments)
@@ -438,6 +444,13 @@ def finish_check(arguments: argparse.Namespace, result: CampaignResult, stories:
     if result.inconclusive:
         summary += f", {len(result.inconclusive)} inconclusive"
     print(f"\n{summary}" if result.bugs else f"no bug found: {summary}")
+    if result.known is not None and result.known.replayed:
+        known = result.known
+        dropped = f", {known.dropped} no longer fail{'s' if known.dropped == 1 else ''} (dropped)" if known.dropped else ""
+        print(
+            f"known failures of this target (--out {arguments.out}/known, off with --no-db): "
+            f"{known.replayed} replayed first, {known.still_failing} still fail{'s' if known.still_failing == 1 else ''}{dropped}"
+        )
     if result.coverage is not None:
         covered = result.coverage
         print(f"branch coverage of the target: {covered.branches_covered}/{covered.branches_total} ({covered.shown})")

@@ -119,8 +119,10 @@ def bug_block(found: FoundBug, story: Story | None) -> list[str]:
     """A found bug as a person reads it: the bug, its inputs, its story, its output, its trace."""
     # A crash is not replayed in the process that reports it: it would kill that process too.
     confirmed = "" if found.bug.kind == BugKind.CRASH else ", confirmed by replay of its trace"
+    # Execution 0: a known failure replayed before the search (dnsse.search.known_failures).
+    where = f"in execution {found.execution}" if found.execution else "again: a known failure, replayed first"
     lines = [
-        f"found a bug in execution {found.execution} ({found.elapsed_s:.2f}s){confirmed}:",
+        f"found a bug {where} ({found.elapsed_s:.2f}s){confirmed}:",
         indent(found.bug.render()),
     ]
     if found.inputs:

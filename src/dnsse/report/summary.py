@@ -57,6 +57,8 @@ def campaign_report(result: CampaignResult, seed: int | None = None, stories: li
         "inconclusive": [run.to_json() for run in result.inconclusive],
         # llm and hybrid: per advisor (offline, model), calls, tokens, latency, cache hits, hints.
         "advisor": result.advisor,
+        # The known failures of the target replayed before the search (null: none); their bugs have execution 0.
+        "known_failures": result.known.to_json() if result.known is not None and result.known.replayed else None,
     }
 
 

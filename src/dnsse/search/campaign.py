@@ -28,6 +28,7 @@ from dnsse.engine.target import LoadedTarget, TargetSpec
 from dnsse.errors import BadInput
 from dnsse.frameworks.base import Framework, framework_named
 from dnsse.report.confirm import confirm
+from dnsse.search.known_failures import KnownFailures, remember, replay_known
 from dnsse.report.relocation import project_root
 from dnsse.report.minimize import minimize
 from dnsse.report.trace import Trace, write_trace
@@ -83,6 +84,9 @@ class CampaignConfig:
     # that kills its process (os._exit, a segfault, a fatal signal) is a crash bug, not the caller's death.
     # Costs the start of one process (2-3 s, torch imported anew) per campaign.
     contained: bool = False
+    # Replay the known failures of the target (OUT/known/) before exploring, and keep the bugs found there
+    # (see dnsse.search.known_failures); the command line's default, off with --no-db.
+    known_failures: bool = False
 
 
 @dataclass
@@ -138,6 +142,8 @@ class CampaignResult:
     advisor: dict[str, dict] | None = None
     # torch: the backend semantics modelled ("gloo" or "nccl"); None for other frameworks.
     semantics: str | None = None
+    # What the known failures replayed first did (None: none were replayed).
+    known: KnownFailures | None = None
 
 
 def load(
@@ -275,7 +281,7 @@ class Campaign:
         trace = _trace_of(self.config, self.target, self.framework, result, execution, self.suite, sorted(self.pinned))
         path = write_trace(trace, self.config.out)
         if rerunnable:
-            confirm(path, lambda trace: self._follow(trace, execution), execution)
+            confirm(path, lambda trace: self.follow(trace, execution), execution)
         found = FoundBug(result.bug, execution, path, time.perf_counter() - self.started, trace.inputs)
         self._seen[family] = found
         self.found.append(found)
@@ -295,7 +301,7 @@ class Campaign:
             capture_output=not self.config.show_output,
         )
 
-    def _follow(self, trace: Trace, execution: int) -> ExecutionResult:
+    def follow(self, trace: Trace, execution: int) -> ExecutionResult:
         """Replay ``trace`` strictly, as ``dnsse replay`` does."""
         with self._flown(ReplayChooser(trace.choices), execution) as chooser:
             return run_execution(
@@ -459,7 +465,10 @@ def run_campaign(
         control.started(campaign)
         if on_start is not None:
             on_start(campaign.target, campaign.framework)
-        while not _exhausted(strategy) and (config.budget is None or executions < config.budget):
+        # A resumed campaign replayed them when it began.
+        known = replay_known(campaign) if config.known_failures and executions == 0 else None
+        stop = bool(campaign.found) and not config.keep_going
+        while not stop and not _exhausted(strategy) and (config.budget is None or executions < config.budget):
             if campaign.out_of_time() or control.stop_signal is not None:
                 break
             try:
@@ -477,6 +486,8 @@ def run_campaign(
             if stop:
                 break
     control.finish(lambda: control.save(campaign, strategy, executions))
+    if config.known_failures:
+        remember(campaign, campaign.found)
     close = getattr(strategy, "close", None)
     if close is not None:
         close()
@@ -489,6 +500,7 @@ def run_campaign(
     )
     result.interrupted = control.stop_signal
     result.advisor = advisor_report(strategy)
+    result.known = known
     return result
 
 
