@@ -127,7 +127,7 @@ def test_a_model_naming_the_right_order_finds_the_bug_sooner_than_random_and_rep
     # Again without the endpoint: the first request of the same campaign is answered from the cache,
     # before the second execution, so the model's hint runs first.
     server.close()
-    cached, report = check(tmp_path, "cached", *with_model(server, tmp_path))
+    cached, report = check(tmp_path, "cached", *with_model(server, tmp_path), "-v")
     assert cached.returncode == 1
     model = report["advisor"]["model"]
     assert model["cache_hits"] == 1 and model["calls"] == 0

@@ -18,6 +18,7 @@ import pytest
 from helpers import SeededChooser
 
 from dnsse.cli import main
+from dnsse.engine.limits import Limits
 from dnsse.engine.runner import run_execution
 from dnsse.engine.target import LoadedTarget, TargetSpec
 from dnsse.frameworks.threads.framework import ThreadsFramework
@@ -82,15 +83,31 @@ def framework():
         yield framework
 
 
+# Programs whose timeouts leave less margin (50 ms) than the default --max-delay (0.1 s): a pause that long
+# breaks them, and dnsse says so under the default bound (below); without a pause they pass as in plain Python.
+TIGHT_MARGINS = {"py_asyncio_docs.py:wait_and_as_completed"}
+
+
 @pytest.mark.parametrize("target", CORRECT)
 def test_the_correct_version_passes_as_in_plain_python(target: str, framework: ThreadsFramework) -> None:
     plain = _plain(target)
     assert plain.returncode == 0, plain.stderr
     loaded = LoadedTarget(TargetSpec.parse(f"{REAL}/{target}"))
+    limits = Limits(max_delay=0.0) if target in TIGHT_MARGINS else Limits()
     for seed in range(6):
-        result = run_execution(loaded, framework, SeededChooser(seed))
+        result = run_execution(loaded, framework, SeededChooser(seed), limits)
         assert result.bug is None, (seed, result.bug)
         assert result.inconclusive is None and result.divergence is None, seed
+
+
+def test_a_pause_within_the_default_delay_bound_breaks_the_tight_timeouts(tmp_path: Path, capsys) -> None:
+    target = f"{REAL}/py_asyncio_docs.py:wait_and_as_completed"
+    assert main(["check", target, "--strategy", "random", "--budget", "100", "--out", str(tmp_path)]) == 1
+    assert "AssertionError" in capsys.readouterr().out
+    # The bug's run paused the loop's tasks before its first timeout, within the bound.
+    stalls = json.loads((tmp_path / "bug-1.json").read_text())["stalls"]
+    assert stalls and all(0 < stall["seconds"] <= 0.1 for stall in stalls)
+    assert main(["check", target, "--max-delay", "0.04", "--budget", "100", "--no-db", "--out", str(tmp_path)]) == 0
 
 
 @pytest.mark.parametrize(("target", "kind", "message"), BUGGY)

@@ -31,8 +31,10 @@ def test_the_recorded_trace_replays(recorded: tuple[Path, Path]) -> None:
 def test_traces_are_readable_by_others_and_no_partial_file_is_left(recorded: tuple[Path, Path]) -> None:
     trace = recorded[1]
     assert trace.stat().st_mode & 0o777 == 0o644
-    # The trace, and the campaign record that `dnsse report` reads; nothing partial.
-    assert sorted(path.name for path in trace.parent.iterdir()) == ["bug-1.json", "campaign.json"]
+    # The trace, the campaign record that `dnsse report` reads and the known failures; nothing partial.
+    assert sorted(path.name for path in trace.parent.iterdir()) == ["bug-1.json", "campaign.json", "known"]
+    (kept,) = list((trace.parent / "known").rglob("*.json"))
+    assert kept.stat().st_mode & 0o777 == 0o644 and kept.read_bytes() == trace.read_bytes()
 
 
 @pytest.mark.parametrize(

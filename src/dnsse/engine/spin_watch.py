@@ -14,7 +14,12 @@ What counts as progress:
 - a round that differs from the one before: a loop that starts one thread
   after another, joins them, or walks through different objects (each
   round touches other objects) is making its way through its work, even
-  when it writes nothing that a scheduling point names.
+  when it writes nothing that a scheduling point names;
+- a step that takes the next item of an iterator (``iterate``): a ``for``
+  loop over a shared list, summing it, moves on at every round (the
+  iterator's position is its own state, which no point names), so its
+  agent starts a new record; a loop that polls inside the body of a
+  ``for`` loop is not taken for a spin until the ``for`` loop ends.
 
 One line may perform an operation twice in a row (``s.n = s.n + 1`` loads
 ``s`` twice) without spinning. Writes to virtual time do not count (a
@@ -37,6 +42,8 @@ from typing import Sequence
 from dnsse.engine.operation import CLOCK, Access, Operation
 
 _WRITE = Access.WRITE
+# The kind of the steps that take an iterator's next item (frameworks.threads.opcode_points).
+_ITERATE = "iterate"
 
 # Rounds are recognised up to this many earlier performances of the operation
 # since the last write: a loop body performing one operation more often than
@@ -91,7 +98,7 @@ class SpinWatch:
                     break
             else:
                 record = since.get(agent)
-                if record is None or record.writes != writes:
+                if record is None or record.writes != writes or operation.kind == _ITERATE:
                     record = since[agent] = _Since(writes)
                 steps = record.steps
                 key = (operation.kind, operation.detail)

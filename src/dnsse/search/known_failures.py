@@ -92,4 +92,4 @@ def remember(campaign: Campaign, found: list[FoundBug]) -> None:
         if not bug.trace_path.exists():
             continue
         family = hashlib.sha256(json.dumps(bug_family(bug.bug)).encode()).hexdigest()[:16]
-        shutil.copyfile(bug.trace_path, database / f"{family}.json")
+        shutil.copy(bug.trace_path, database / f"{family}.json")  # with its mode: readable by others, as traces are

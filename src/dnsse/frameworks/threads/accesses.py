@@ -28,7 +28,12 @@ from dnsse.engine.operation import Access
 
 Touched = tuple[tuple[str, Access], ...]
 
-_IMMUTABLE = (int, float, complex, bool, str, bytes, tuple, frozenset, range, slice, type(None), type(...))
+_IMMUTABLE = (int, float, complex, bool, str, bytes, tuple, frozenset, range, slice, type(None), type(...)) + (
+    # A range's iterator holds no shared data, and its next() is one atomic step of CPython: two threads that
+    # share one cannot race on it, so iterating a range touches nothing (for i in range(n) is no point).
+    type(iter(range(0))),
+    type(iter(range(2**64))),
+)
 _CODE = (
     types.FunctionType,
     types.BuiltinFunctionType,
