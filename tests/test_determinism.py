@@ -159,3 +159,14 @@ def test_every_announced_bug_was_confirmed_by_replaying_its_trace(tmp_path: Path
     assert status == 1
     assert "confirmed by replay" in capsys.readouterr().out
     assert json.loads(report.read_text())["bugs"][0]["confirmed_by_replay"] is True
+
+
+def test_a_bug_whose_message_prints_a_set_of_objects_replays(tmp_path: Path, capsys) -> None:
+    # The set iterates in the order of its elements' addresses, which differ from run to run: the
+    # replay shows the same failure with the elements in another order, and that is the same bug.
+    target = f"{PROGRAMS}/set_in_message.py:main"
+    assert main(["check", target, "--strategy", "random", "--budget", "5", "--out", str(tmp_path)]) == 1
+    assert "Item(11)" in capsys.readouterr().out
+    for _ in range(3):
+        assert main(["replay", str(tmp_path / "bug-1.json")]) == 1
+        assert "reproduced" in capsys.readouterr().out

@@ -107,7 +107,7 @@ def test_a_pause_within_the_default_delay_bound_breaks_the_tight_timeouts(tmp_pa
     # The bug's run paused the loop's tasks before its first timeout, within the bound.
     stalls = json.loads((tmp_path / "bug-1.json").read_text())["stalls"]
     assert stalls and all(0 < stall["seconds"] <= 0.1 for stall in stalls)
-    assert main(["check", target, "--max-delay", "0.04", "--budget", "100", "--no-db", "--out", str(tmp_path)]) == 0
+    assert main(["check", target, "--max-delay", "0.02", "--budget", "100", "--no-db", "--out", str(tmp_path)]) == 0
 
 
 @pytest.mark.parametrize(("target", "kind", "message"), BUGGY)

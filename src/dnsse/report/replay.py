@@ -13,7 +13,7 @@ from dnsse.engine.hash_seed import current_hash_seed
 from dnsse.engine.flight import active_recorder
 from dnsse.engine.runner import ExecutionResult, Monitor, run_execution
 from dnsse.errors import BadInput, InconclusiveReplay, NotDeterministic
-from dnsse.report.confirm import ADVICE, unreproduced
+from dnsse.report.confirm import ADVICE, same_bug, unreproduced
 from dnsse.report.relocation import locate
 from dnsse.report.trace import Trace, read_trace
 from dnsse.search.campaign import load, pin_inputs, preflight
@@ -28,7 +28,7 @@ class ReplayOutcome:
     @property
     def reproduced(self) -> bool:
         bug = self.result.bug
-        return bug is not None and bug.signature() == self.trace.bug.signature()
+        return bug is not None and same_bug(bug, self.trace.bug)
 
 
 def replay(
