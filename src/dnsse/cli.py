@@ -284,6 +284,14 @@ def _world_size(arguments: argparse.Namespace) -> int:
 
 def internal_error_message(error: BaseException, debug: bool) -> str:
     """What the user reads when dnsse itself failed (exit 3): not their program's fault."""
+    from dnsse.errors import EngineFailure
+
+    if isinstance(error, EngineFailure):
+        return (
+            f"dnsse: internal error: {error}\n"
+            f"This is a dnsse bug, not a bug of the program under test. Please report it at {REPORT_BUGS_AT} "
+            f"with the command you ran and this traceback:\n{error.traceback}\n"
+        )
     where = "the traceback is above" if debug else "run the same command with --debug to see the traceback"
     return (
         f"dnsse: internal error: {type(error).__name__}: {error}\n"

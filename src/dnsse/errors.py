@@ -1,4 +1,4 @@
-"""Errors that reach the user as a message and exit status 2."""
+"""Errors that reach the user as a message: exit status 2 (bad input), or 3 (:class:`EngineFailure`)."""
 
 
 class BadInput(Exception):
@@ -38,3 +38,18 @@ class NotUnderControl(BaseException):
     def message(self) -> str:
         at = f" (called at {self.where})" if self.where else ""
         return f"{self.api} is not under control yet{at}: {self.advice}"
+
+
+class EngineFailure(Exception):
+    """dnsse itself failed while it ran an execution: exit status 3, never a pass nor a bug.
+
+    ``traceback`` is where dnsse failed, printed under the message whether or
+    not ``--debug`` was given: the failure happened in an agent's thread, so
+    the campaign's own traceback would not show it.
+    """
+
+    def __init__(self, traceback: str, steps: int) -> None:
+        self.traceback = traceback
+        self.steps = steps
+        last = traceback.strip().splitlines()[-1] if traceback.strip() else "unknown error"
+        super().__init__(f"dnsse failed inside an execution after {steps} steps ({last}); the execution was not finished")
