@@ -153,12 +153,18 @@ def check(tmp_path: Path, entry: str, strategy: str, budget: int) -> tuple[subpr
     return result, json.loads(report.read_text())
 
 
-def test_a_lost_update_is_found_after_bound_zero_and_the_report_says_so(tmp_path: Path) -> None:
+def test_a_lost_update_is_found_after_bound_zero_replays_and_the_report_says_so(tmp_path: Path) -> None:
     result, report = check(tmp_path, "lost_update", "ipb", 100)
     assert result.returncode == 1, result.stdout + result.stderr
     assert report["bugs"][0]["kind"] == "exception"
     assert report["search"]["bound_covered"] == 0 and report["search"]["bound_in_progress"] == 1
     assert "ipb ran every schedule with at most 0 preemptions; bound 1 was in progress" in result.stdout
+    replay = subprocess.run(
+        [sys.executable, "-m", "dnsse.cli", "replay", report["bugs"][0]["trace"]], capture_output=True, text=True,
+        timeout=120,
+    )
+    assert replay.returncode == 1, replay.stdout + replay.stderr
+    assert "lost update" in replay.stdout
 
 
 def test_a_correct_program_searched_to_the_end_is_verified(tmp_path: Path) -> None:
