@@ -29,7 +29,7 @@ from pathlib import Path
 from dnsse.engine.execution import Limits
 from dnsse.errors import BadInput
 from dnsse.search.campaign import CampaignConfig, run_campaign
-from dnsse.search.registry import BUILT
+from dnsse.search.registry import BUILT, DEFAULT
 
 HERE = Path(__file__).resolve().parent / "sctbench_programs"
 # Strategies that explore systematically: their budget is the larger one.
@@ -119,11 +119,34 @@ def cell(port: Port, campaigns: list[Campaign]) -> str:
     return f"{statistics.median(found):g} ({len(found)}/{len(campaigns)})"
 
 
+def always_found(campaigns: list[Campaign]) -> float | None:
+    """The median executions to the bug, when every campaign found it."""
+    found = [c.executions_to_bug for c in campaigns if c.executions_to_bug is not None]
+    return statistics.median(found) if campaigns and len(found) == len(campaigns) else None
+
+
+def default_verdict(port: Port, strategies: list[str], table: dict[tuple[str, str], list[Campaign]]) -> str:
+    """Whether the default strategy found the bug in every seed, within 2x + 2 of the best strategy's median."""
+    if port.correct or DEFAULT not in strategies:
+        return ""
+    medians = {s: always_found(table.get((port.name, s), [])) for s in strategies}
+    best = min((m for m in medians.values() if m is not None), default=None)
+    ours = medians[DEFAULT]
+    if ours is None:
+        return "no: not in every seed"
+    return "yes" if best is not None and ours <= 2 * best + 2 else f"no: best {best:g}"
+
+
 def render(ports: list[Port], strategies: list[str], table: dict[tuple[str, str], list[Campaign]], header: str) -> str:
-    lines = [header, "", "| program | threads | " + " | ".join(strategies) + " |", "|---|---:|" + "---:|" * len(strategies)]
+    lines = [
+        header, "",
+        "| program | threads | " + " | ".join(strategies) + f" | {DEFAULT} within 2x+2 of the best |",
+        "|---|---:|" + "---:|" * len(strategies) + "---|",
+    ]
     for port in ports:
         cells = [cell(port, table.get((port.name, s), [])) for s in strategies]
-        lines.append(f"| {port.name} | {port.threads} | " + " | ".join(cells) + " |")
+        verdict = default_verdict(port, strategies, table)
+        lines.append(f"| {port.name} | {port.threads} | " + " | ".join(cells) + f" | {verdict} |")
     return "\n".join(lines) + "\n"
 
 
@@ -137,7 +160,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--strategies", nargs="+", default=[s for s in BUILT if s not in ("llm", "symbolic")])
     parser.add_argument("--programs", nargs="+", default=None, help="only these programs (names as in SCTBench)")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/sctbench.md"))
+    parser.add_argument("--render", type=Path, nargs="+", default=None, help="only render the table of saved runs' JSON files, merged")
     arguments = parser.parse_args(argv)
+    if arguments.render is not None:
+        return render_saved(arguments.render, arguments.out)
     if arguments.quick:
         arguments.seeds, arguments.budget, arguments.systematic_budget = 2, 100, 200
     ports = [p for p in PORTS if arguments.programs is None or p.name in arguments.programs]
@@ -173,6 +199,23 @@ def main(argv: list[str] | None = None) -> int:
     arguments.out.with_suffix(".json").write_text(
         json.dumps([asdict(c) for campaigns in table.values() for c in campaigns], indent=1)
     )
+    print(text)
+    return 0
+
+
+def render_saved(saved: list[Path], out: Path) -> int:
+    """The table of the campaigns that earlier runs saved (their JSON files), merged into one."""
+    table: dict[tuple[str, str], list[Campaign]] = {}
+    for path in saved:
+        for raw in json.loads(path.read_text()):
+            campaign = Campaign(**raw)
+            table.setdefault((campaign.program, campaign.strategy), []).append(campaign)
+    names = {program for program, _ in table}
+    ports = [p for p in PORTS if p.name in names]
+    strategies = [s for s in BUILT if any(strategy == s for _, strategy in table)]
+    seeds = max((len(c) for (_, s), c in table.items() if s not in SYSTEMATIC), default=0)
+    text = render(ports, strategies, table, f"Executions to the first bug: median over {seeds} seeds (from {', '.join(map(str, saved))}).")
+    out.write_text(text)
     print(text)
     return 0
 
