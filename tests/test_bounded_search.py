@@ -180,3 +180,14 @@ def test_a_budget_that_ends_within_a_bound_says_which_bound_was_covered(tmp_path
     result, report = check(tmp_path, "deadlock", "ipb", 3)
     assert report["verified"] is None
     assert report["search"] == {"bound_covered": 0, "bound_in_progress": 1, "executions_in_bound_in_progress": 2}
+
+
+def test_workers_are_refused_rather_than_running_another_search(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "dnsse.cli", "check", f"{PROGRAM}:deadlock", "--strategy", "idb", "--workers", "2",
+         "--out", str(tmp_path / "out")],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "--workers divides only the dfs search" in result.stderr
+    assert "Traceback" not in result.stderr
