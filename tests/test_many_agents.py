@@ -78,3 +78,15 @@ def test_a_failure_of_dnsse_inside_an_execution_is_exit_3_with_its_traceback(tmp
     assert "Traceback (most recent call last)" in result.stderr
     assert "RuntimeError: injected failure of the engine" in result.stderr
     assert "no bug found" not in result.stdout + result.stderr
+
+
+def test_a_call_through_ctypes_in_a_thread_is_not_blamed_on_the_program(tmp_path: Path) -> None:
+    """dnsse once failed to look a ctypes function up among builtins, and reported its own TypeError as the program's."""
+    report = tmp_path / "report.json"
+    result = subprocess.run(
+        [sys.executable, "-m", "dnsse.cli", "check", f"{PROGRAMS / 'many_threads.py'}:calls_through_ctypes",
+         "--strategy", "random", "--budget", "10", "--out", str(tmp_path / "out"), "--json", str(report)],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert json.loads(report.read_text())["bugs"] == []

@@ -53,3 +53,23 @@ def main() -> None:
     if log:
         with open(log, "a", encoding="utf-8") as ends:
             ends.write("end\n")
+
+
+class Flag:
+    def __init__(self) -> None:
+        self.value = 0
+
+
+def ask_the_interpreter(flag: Flag) -> None:
+    import ctypes
+
+    flag.value = ctypes.pythonapi.Py_IsInitialized()
+
+
+def calls_through_ctypes() -> None:
+    """A thread that calls a C function through ctypes (whose function objects cannot be hashed)."""
+    flag = Flag()
+    thread = threading.Thread(target=ask_the_interpreter, args=(flag,))
+    thread.start()
+    thread.join()
+    assert flag.value == 1
