@@ -24,11 +24,13 @@ TARGET = f"{PROGRAMS / 'many_threads.py'}:main"
 BUDGETS = {"random": 30, "pct": 30, "pos": 30, "fuzz": 20, "symbolic": 20, "dfs": 8, "llm": 8, "hybrid": 8}
 
 
-def _check(tmp_path: Path, strategy: str, budget: int, env: dict[str, str]) -> tuple[subprocess.CompletedProcess, Path]:
+def _check(
+    tmp_path: Path, strategy: str, budget: int, env: dict[str, str], *extra: str
+) -> tuple[subprocess.CompletedProcess, Path]:
     report = tmp_path / "report.json"
     result = subprocess.run(
         [sys.executable, "-m", "dnsse.cli", "check", TARGET, "--strategy", strategy, "--seed", "1",
-         "--budget", str(budget), "--no-minimize", "--out", str(tmp_path / "out"), "--json", str(report)],
+         "--budget", str(budget), "--no-minimize", "--out", str(tmp_path / "out"), "--json", str(report), *extra],
         capture_output=True, text=True, timeout=300, env={**os.environ, **env},
     )
     return result, report
@@ -64,16 +66,18 @@ execution.Execution.agent_finished = agent_finished
 '''
 
 
-@pytest.mark.parametrize("agent_threads", ["greenlets", "os"])
+@pytest.mark.parametrize("agent_threads", ["greenlets", "os", "worker processes"])
 def test_a_failure_of_dnsse_inside_an_execution_is_exit_3_with_its_traceback(tmp_path: Path, agent_threads: str) -> None:
     """The engine fails in an agent's thread in the second execution: the campaign stops, never a pass."""
     (tmp_path / "sitecustomize.py").write_text(INJECTED)
     env = {"PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
     if agent_threads == "os":
         env["DNSSE_AGENT_THREADS"] = "os"
-    result, _ = _check(tmp_path, "random", 5, env)
+    extra = ("--workers", "2") if agent_threads == "worker processes" else ()
+    result, _ = _check(tmp_path, "random", 6, env, *extra)
     assert result.returncode == 3, result.stdout + result.stderr
-    assert "dnsse: internal error: dnsse failed inside an execution" in result.stderr
+    assert "dnsse failed inside an execution" in result.stderr
+    assert "dnsse: internal error:" in result.stderr
     assert "not a bug of the program under test" in result.stderr
     assert "Traceback (most recent call last)" in result.stderr
     assert "RuntimeError: injected failure of the engine" in result.stderr

@@ -1,5 +1,7 @@
 """Errors that reach the user as a message: exit status 2 (bad input), or 3 (:class:`EngineFailure`)."""
 
+from __future__ import annotations
+
 
 class BadInput(Exception):
     """The user asked for something dnsse cannot do; the message says what to do instead."""
@@ -44,12 +46,16 @@ class EngineFailure(Exception):
     """dnsse itself failed while it ran an execution: exit status 3, never a pass nor a bug.
 
     ``traceback`` is where dnsse failed, printed under the message whether or
-    not ``--debug`` was given: the failure happened in an agent's thread, so
-    the campaign's own traceback would not show it.
+    not ``--debug`` was given: the failure happened in an agent's thread or a
+    worker process, so the campaign's own traceback would not show it.
     """
 
-    def __init__(self, traceback: str, steps: int) -> None:
+    def __init__(self, summary: str, traceback: str) -> None:
         self.traceback = traceback
-        self.steps = steps
+        super().__init__(summary)
+
+    @classmethod
+    def in_execution(cls, traceback: str, steps: int) -> EngineFailure:
+        """dnsse failed in an agent's thread, after ``steps`` steps of the execution."""
         last = traceback.strip().splitlines()[-1] if traceback.strip() else "unknown error"
-        super().__init__(f"dnsse failed inside an execution after {steps} steps ({last}); the execution was not finished")
+        return cls(f"dnsse failed inside an execution after {steps} steps ({last}); the execution was not finished", traceback)

@@ -152,7 +152,7 @@ def run_execution(
                 if bug is not None:
                     execution.report_after_run(bug)
     if execution.failure is not None:
-        raise EngineFailure(execution.failure, execution.step)
+        raise EngineFailure.in_execution(execution.failure, execution.step)
     if execution.refusal is not None:
         raise BadInput(execution.refusal)
     if execution.divergence is None and execution.inconclusive is None and execution.chooser.check is not None:
