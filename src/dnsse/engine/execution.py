@@ -552,8 +552,8 @@ class Execution:
         """dnsse itself failed in this run (not the program): stop; the run must never count as a pass."""
         if self.failure is None:
             self.failure = "".join(traceback.format_exception(error)).rstrip()
-        if not self.aborted:
-            self.aborted = True
+        self.aborted = True
+        if self._finished.locked():  # not yet released by an outcome (a run may fail after it completed)
             self._finished.release()
 
     def give_up(self) -> None:
