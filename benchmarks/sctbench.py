@@ -67,6 +67,7 @@ PORTS = [
     Port("stack_bad", "stack.py", "bad", 3),
     Port("stringbuffer_jdk1.4", "stringbuffer_jdk.py", "bad", 2),
     Port("sync01_bad", "sync01.py", "bad", 3),
+    Port("sync02_bad", "sync02.py", "bad", 3),
     Port("token_ring_bad", "token_ring.py", "bad", 5),
     Port("twostage_bad", "twostage.py", "bad", 4),
     Port("twostage_100_bad", "twostage.py", "bad100", 101),
