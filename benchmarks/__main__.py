@@ -28,7 +28,7 @@ from dnsse.search.registry import BUILT, PLANNED
 
 QUICK = {"seeds": 2, "budget": 30, "time_budget": 5.0, "execution_timeout": 5.0, "stress_time": 8.0, "run_timeout": 4.0}
 # Strategies whose search does not depend on the seed (systematic exploration).
-SEEDLESS = {"dfs"}
+SEEDLESS = {"dfs", "ipb", "idb"}
 FULL = {"seeds": 5, "budget": 300, "time_budget": 30.0, "execution_timeout": 10.0, "stress_time": 60.0, "run_timeout": 10.0}
 
 
@@ -191,7 +191,7 @@ def publish(results: dict, table: str) -> None:
         "`coverage.png` (coverage against executions per strategy).\n\n"
         "How to read it: every dnsse campaign runs with branch coverage on (a line tracer in every agent, "
         "so executions/s are lower than plain `dnsse check`) and checks the program's own `DNSSE_SPECS` "
-        "besides its `assert`s; `dfs` ignores seeds and runs once per variant. A stress hang is counted "
+        "besides its `assert`s; `dfs`, `ipb` and `idb` ignore seeds and run once per variant. A stress hang is counted "
         "when a run exceeds its timeout, so its seconds to the bug include that timeout; Ray's workers are "
         "separate processes, so Ray programs have no stress coverage. Peers' executions/s include their "
         "own set-up inside the search call.\n\n"

@@ -293,8 +293,33 @@ def _world_size(arguments: argparse.Namespace) -> int:
     return torchrun.world_size
 
 
+def bound_line(strategy: str, notes: dict[str, int]) -> str:
+    """What an iteratively bounded search (ipb, idb) covered when it stopped."""
+    measure = "preemptions" if strategy == "ipb" else "delays"
+    covered = notes["bound_covered"]
+    done = (
+        f"{strategy} ran every schedule with at most {covered} {measure}"
+        if covered >= 0
+        else f"{strategy} did not finish bound 0"
+    )
+    if notes["bound_in_progress"] < 0:
+        return f"{done}, and no larger bound had more to run"
+    return (
+        f"{done}; bound {notes['bound_in_progress']} was in progress "
+        f"({notes['executions_in_bound_in_progress']} of its schedules run)"
+    )
+
+
 def internal_error_message(error: BaseException, debug: bool) -> str:
     """What the user reads when dnsse itself failed (exit 3): not their program's fault."""
+    from dnsse.errors import EngineFailure
+
+    if isinstance(error, EngineFailure):
+        return (
+            f"dnsse: internal error: {error}\n"
+            f"This is a dnsse bug, not a bug of the program under test. Please report it at {REPORT_BUGS_AT} "
+            f"with the command you ran and this traceback:\n{error.traceback}\n"
+        )
     where = "the traceback is above" if debug else "run the same command with --debug to see the traceback"
     return (
         f"dnsse: internal error: {type(error).__name__}: {error}\n"
@@ -471,6 +496,8 @@ def finish_check(arguments: argparse.Namespace, result: CampaignResult, stories:
             f"(in {result.search['executions_with_spinning']} executions): it repeated an operation with no write "
             "anywhere in between, so it was treated as waiting and run last"
         )
+    if "bound_covered" in result.search:
+        print(bound_line(result.strategy, result.search))
     if result.verified is not None:
         print(_verified_line(result.verified))
     elif result.unverified is not None:

@@ -1,4 +1,6 @@
-"""Errors that reach the user as a message and exit status 2."""
+"""Errors that reach the user as a message: exit status 2 (bad input), or 3 (:class:`EngineFailure`)."""
+
+from __future__ import annotations
 
 
 class BadInput(Exception):
@@ -38,3 +40,22 @@ class NotUnderControl(BaseException):
     def message(self) -> str:
         at = f" (called at {self.where})" if self.where else ""
         return f"{self.api} is not under control yet{at}: {self.advice}"
+
+
+class EngineFailure(Exception):
+    """dnsse itself failed while it ran an execution: exit status 3, never a pass nor a bug.
+
+    ``traceback`` is where dnsse failed, printed under the message whether or
+    not ``--debug`` was given: the failure happened in an agent's thread or a
+    worker process, so the campaign's own traceback would not show it.
+    """
+
+    def __init__(self, summary: str, traceback: str) -> None:
+        self.traceback = traceback
+        super().__init__(summary)
+
+    @classmethod
+    def in_execution(cls, traceback: str, steps: int) -> EngineFailure:
+        """dnsse failed in an agent's thread, after ``steps`` steps of the execution."""
+        last = traceback.strip().splitlines()[-1] if traceback.strip() else "unknown error"
+        return cls(f"dnsse failed inside an execution after {steps} steps ({last}); the execution was not finished", traceback)

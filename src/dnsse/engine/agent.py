@@ -211,7 +211,10 @@ class ThreadAgent(Agent):
     def _bootstrap(self) -> None:
         self.thread_ident = _thread.get_ident()
         self.park()
-        self.bootstrap()
+        try:
+            self.bootstrap()
+        except BaseException as error:  # noqa: BLE001 - dnsse's own failure: the execution must not pass
+            self.execution.break_down(error)
 
     def bootstrap(self) -> None:
         """Run the agent's body to its end, once the scheduler picked it, and report how it ended."""

@@ -94,6 +94,8 @@ class Execution:
         self.refusal: str | None = None
         # Set when the wall-clock limit ended the run: neither a bug nor a pass.
         self.inconclusive: Inconclusive | None = None
+        # dnsse's own failure inside the run (its traceback): the execution proves nothing (dnsse.errors.EngineFailure).
+        self.failure: str | None = None
         # The agent found blocked outside control (a hang): no use waiting for it to unwind.
         self.stuck: ThreadAgent | None = None
         # Handlers the program gave signal.signal (see dnsse.engine.process_calls).
@@ -545,6 +547,14 @@ class Execution:
         self.refusal = why
         self.aborted = True
         self._finished.release()
+
+    def break_down(self, error: BaseException) -> None:
+        """dnsse itself failed in this run (not the program): stop; the run must never count as a pass."""
+        if self.failure is None:
+            self.failure = "".join(traceback.format_exception(error)).rstrip()
+        self.aborted = True
+        if self._finished.locked():  # not yet released by an outcome (a run may fail after it completed)
+            self._finished.release()
 
     def give_up(self) -> None:
         """The wall-clock limit passed with an agent away from every scheduling point.

@@ -85,10 +85,20 @@ class GreenletHost:
 
     # ------------------------------------------------------------ switching
     def switch(self, current: ThreadAgent, chosen: ThreadAgent) -> None:
-        """Run ``chosen`` instead of ``current``; returns when ``current`` is picked again."""
-        target = chosen.greenlet if chosen.greenlet is not None else self._launch(chosen)
+        """Run ``chosen`` instead of ``current``; returns when ``current`` is picked again.
+
+        An agent that has not started yet is started by the hub, never from
+        ``current``'s greenlet: a greenlet begins at the recursion depth of
+        the one that first switches to it, so agents started from agents would
+        each start deeper, and a program of a hundred threads would reach
+        Python's recursion limit inside dnsse itself.
+        """
+        if chosen.greenlet is None:
+            self._after = chosen
+            self._state.switch(current.saved_thread, self._hub)  # type: ignore[union-attr]
+            return
         by_thread[self._ident] = chosen
-        self._state.switch(current.saved_thread, target)  # type: ignore[union-attr]
+        self._state.switch(current.saved_thread, chosen.greenlet)  # type: ignore[union-attr]
 
     def finished_with(self, chosen: ThreadAgent) -> None:
         """A finishing agent chose ``chosen``: the hub runs it once the finishing greenlet ends."""
@@ -108,14 +118,14 @@ class GreenletHost:
         agent.saved_thread = None
 
     def _enter(self, agent: ThreadAgent) -> None:
-        """From the hub: run ``agent`` until some agent's greenlet ends."""
+        """From the hub: run ``agent`` until some agent's greenlet ends or an agent not started yet is chosen."""
         state = self._state
         saved = thread_state.Saved()
         state.save(saved)  # type: ignore[union-attr]
         target = agent.greenlet if agent.greenlet is not None else self._launch(agent)
         by_thread[self._ident] = agent
         target.switch()  # type: ignore[attr-defined]
-        # An agent's greenlet ended (it left no agent running here).
+        # An agent's greenlet ended, or an agent asked for one not started yet (it left no agent running here).
         state.restore(saved)  # type: ignore[union-attr]
 
     # ------------------------------------------------------------- the hub
@@ -133,9 +143,10 @@ class GreenletHost:
                 self._enter(chosen)
                 chosen, self._after = self._after, None
             self._unwind()
-        except BaseException:
-            host.broken = True  # the exception ends the thread
-            raise
+        except BaseException as error:  # noqa: BLE001 - dnsse's own failure: the execution must not pass
+            # Never again: agents of this execution may still be parked in the thread.
+            host.broken = True
+            execution.break_down(error)
         finally:
             self.done.release()
 

@@ -20,7 +20,7 @@ from dnsse.engine.operation import Operation
 from dnsse.engine.output import CapturedOutput, captured_output
 from dnsse.engine.process_calls import process_calls_controlled
 from dnsse.engine.target import LoadedTarget
-from dnsse.errors import BadInput
+from dnsse.errors import BadInput, EngineFailure
 from dnsse.frameworks.base import Framework
 
 SEED_OPTIONS = 2**31
@@ -151,6 +151,8 @@ def run_execution(
                 bug = verdict()
                 if bug is not None:
                     execution.report_after_run(bug)
+    if execution.failure is not None:
+        raise EngineFailure.in_execution(execution.failure, execution.step)
     if execution.refusal is not None:
         raise BadInput(execution.refusal)
     if execution.divergence is None and execution.inconclusive is None and execution.chooser.check is not None:

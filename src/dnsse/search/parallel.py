@@ -82,6 +82,11 @@ def run_parallel(
     that spawned processes ask for. ``control``'s stop signal stops the workers.
     """
     if hasattr(strategy, "exhausted"):
+        if strategy.name != "dfs":
+            raise BadInput(
+                f"the {strategy.name} search runs in one process: --workers divides only the dfs search among "
+                f"processes; leave --workers out for {strategy.name}"
+            )
         # Imported here because the divided search is built on this module.
         from dnsse.search.parallel_dfs import run_parallel_dfs
 

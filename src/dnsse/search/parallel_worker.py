@@ -30,7 +30,7 @@ from dnsse.coverage.arcs import Arc
 from dnsse.engine.flight import FlightRecorder, recorder_capacity
 from dnsse.engine.memory import is_exhausted
 from dnsse.engine.target import LoadedTarget
-from dnsse.errors import BadInput
+from dnsse.errors import BadInput, EngineFailure
 from dnsse.search.campaign import Campaign, CampaignConfig, advisor_report, advisor_setup, engine_report, wants_feedback, watch_for
 from dnsse.search.campaign_settings import campaign_settings, config_from_settings
 from dnsse.search.corpus_share import Sharing, round_of
@@ -115,9 +115,9 @@ def serve(settings_text: str, pipe: Connection, run: Callable[[dict, Send], dict
     except BadInput as error:
         send("failed", bad_input=True, error=str(error))
     except Exception as error:  # noqa: BLE001 - any crash must reach the parent as a message, not a hang
-        send(
-            "failed", bad_input=False, error=f"{type(error).__name__}: {error}", traceback=traceback.format_exc()
-        )
+        # Where dnsse failed inside an execution, the agent's traceback says where; the worker's would not.
+        where = error.traceback if isinstance(error, EngineFailure) else traceback.format_exc()
+        send("failed", bad_input=False, error=f"{type(error).__name__}: {error}", traceback=where)
     else:
         if replace is None:
             send("done")

@@ -90,6 +90,11 @@ def run_on_ray(
     except ImportError:
         raise BadInput("--ray-address needs Ray installed in this environment (pip install ray)") from None
     if hasattr(strategy, "exhausted"):
+        if strategy.name != "dfs":
+            raise BadInput(
+                f"the {strategy.name} search runs in one process: a Ray cluster divides only the dfs search; "
+                f"leave --ray-address out for {strategy.name}"
+            )
         # Imported here because the divided search is built on this module.
         from dnsse.search.ray_dfs import run_dfs_on_ray
 

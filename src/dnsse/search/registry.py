@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from dnsse.search.advisor_setup import AdvisorSetup
     from dnsse.search.strategy import Strategy
 
-BUILT = ("hybrid", "random", "pct", "pos", "dfs", "fuzz", "symbolic", "llm")
+BUILT = ("hybrid", "random", "pct", "pos", "dfs", "ipb", "idb", "fuzz", "symbolic", "llm")
 PLANNED: tuple[str, ...] = ()
 # The strongest strategy that exists.
 DEFAULT = "hybrid"
@@ -51,6 +51,10 @@ def make_strategy(
         from dnsse.search.dfs import DfsStrategy
 
         return DfsStrategy(bound=preemption_bound)
+    if name in ("ipb", "idb"):
+        from dnsse.search.bounded import DELAYS, PREEMPTIONS, IterativeBoundStrategy
+
+        return IterativeBoundStrategy(PREEMPTIONS if name == "ipb" else DELAYS)
     if name == "fuzz":
         from dnsse.search.fuzz import FuzzStrategy
 

@@ -14,7 +14,7 @@ from dnsse.engine.choices import Choice, Chosen
 from dnsse.engine.inconclusive import Inconclusive
 from dnsse.engine.inputs import show_value
 from dnsse.engine.runner import ExecutionResult
-from dnsse.errors import BadInput
+from dnsse.errors import BadInput, EngineFailure
 
 
 def execution_report(index: int, result: ExecutionResult) -> dict:
@@ -82,13 +82,9 @@ def merge_reported_arcs(recorder: ArcRecorder | None, arcs: dict[str, list[list[
         recorder.arcs.setdefault(path, set()).update((start, end) for start, end in pairs)
 
 
-def worker_failure(worker: int, message: dict) -> BadInput:
+def worker_failure(worker: int, message: dict) -> BadInput | EngineFailure:
+    """A worker's failure as the parent raises it: bad input (exit 2), or dnsse's own failure (exit 3) with the
+    worker's traceback."""
     if message["bad_input"]:
         return BadInput(message["error"])
-    failure = BadInput(
-        f"worker process {worker} failed with {message['error']}. "
-        "Run the same command with --workers 1 --debug to see the error in one process"
-    )
-    # --debug prints notes with the traceback: there the worker's own traceback shows.
-    failure.add_note(f"traceback in worker {worker}:\n{message['traceback']}")
-    return failure
+    return EngineFailure(f"worker process {worker} failed with {message['error']}", message["traceback"])

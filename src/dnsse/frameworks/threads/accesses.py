@@ -186,7 +186,7 @@ class AccessModel:
         if isinstance(function, type) and self.user_instance_type(function):
             return (), None
         module = getattr(function, "__module__", None) or ""
-        if module.startswith("dnsse") or function in _PURE_BUILTINS:
+        if module.startswith("dnsse") or _one_of(function, _PURE_BUILTINS):
             return (), None
         if isinstance(function, types.BuiltinMethodType) and getattr(function, "__self__", None) is not None:
             owner = function.__self__
@@ -199,7 +199,7 @@ class AccessModel:
                 return self.data([owner], Access.WRITE, names), None
             access = Access.WRITE if function in (setattr, delattr) else Access.READ
             return self.attribute(owner, name, access, names), None
-        if function in _READING_BUILTINS or _method_name(function) in _READING_METHODS:
+        if _one_of(function, _READING_BUILTINS) or _method_name(function) in _READING_METHODS:
             return self.data(arguments, Access.READ, names), None
         touched = self._whole(arguments, names)
         if isinstance(function, types.FunctionType):
@@ -229,6 +229,14 @@ class AccessModel:
 def _controlled(value: object) -> bool:
     """A controlled primitive (a lock, a thread, an event): dnsse's own, with points of its own."""
     return type(value).__module__.startswith("dnsse.")
+
+
+def _one_of(function: object, group: frozenset) -> bool:
+    """Whether ``function`` is in ``group``; a callable that cannot be hashed (a ctypes function) is in none."""
+    try:
+        return function in group
+    except TypeError:
+        return False
 
 
 def _method_name(function: object) -> str | None:
