@@ -53,6 +53,28 @@ class ObjectNames:
             self._alive.append(value)
         return name
 
+    def known_name(self, value: object) -> str | None:
+        """The name ``value`` was given, without naming it (for reports, which must not change names)."""
+        key = id(value)
+        name = self._names.get(key)
+        if name is None:
+            return None
+        watched = self._watched.get(key)
+        if watched is not None and watched() is not value:
+            return None
+        return name
+
+    def object_of(self, name: str) -> object | None:
+        """The live object named ``name`` (``o3``), or ``None``; a slow search, for reports only."""
+        for key, given in self._names.items():
+            if given != name:
+                continue
+            watched = self._watched.get(key)
+            if watched is not None:
+                return watched()
+            return next((value for value in self._alive if id(value) == key), None)
+        return None
+
 
 def attribute_name(owner: str, attribute: str) -> str:
     """The name of one attribute of a named object: ``o3.count``."""
