@@ -420,7 +420,7 @@ def call_text(label: str, arguments: str | None, returned: str | None) -> str:
     if not name:
         return label
     text = f"{name}({(arguments or '(...)')[1:-1]})" if arguments is not None else name
-    if returned is not None:
+    if returned is not None and returned != "None":
         text += f" -> {returned}"
     return f"{text} (call #{number})"
 
