@@ -38,7 +38,7 @@ table { border-collapse: collapse; background: #fff; } td, th { border: 1px soli
 .arrow { stroke: #334155; stroke-width: 1.2; opacity: .55; } .arrow.message { stroke: #059669; opacity: .9; }
 .arrow.call { stroke: #7c3aed; opacity: .9; } .head { fill: #334155; }
 .arrow.race { stroke: #dc2626; stroke-width: 2.5; opacity: 1; stroke-dasharray: 5 3; } .race-head { fill: #dc2626; }
-.step.decisive { stroke: #dc2626; stroke-width: 2.5; }
+.step[data-decisive] { stroke: #dc2626; stroke-width: 2.5; }
 .what-went-wrong { background: #fff5f5; border: 1px solid #f1c0c0; border-radius: 6px; padding: 10px; }
 .what-went-wrong ol { margin: 6px 0 0; padding-left: 22px; }
 pre { white-space: pre-wrap; overflow-wrap: anywhere; }

@@ -62,11 +62,23 @@ def _collective_mismatch(story: Story) -> Race | None:
     if len(sides) < 2:
         return None
     first, second = sorted(sides[:2], key=lambda step: step.step)
-    sentence = (
-        f"{first.lane} issued {first.detail} at {first.location}, and {second.lane} issued {second.detail} "
-        f"at {_short(second.location, first.location)}: the ranks disagree on the group's collective there"
-    )
+    if _position(first.detail) == _position(second.detail):
+        sentence = (
+            f"{first.lane} issued {first.detail} at {first.location}, and {second.lane} issued {second.detail} "
+            f"at {_short(second.location, first.location)}: the ranks disagree on that collective"
+        )
+    else:
+        late, early = (first, second) if _position(first.detail) > _position(second.detail) else (second, first)
+        sentence = (
+            f"{late.lane} issued {late.detail} at {late.location}, but {early.lane}'s last collective there was "
+            f"{early.detail} at {_short(early.location, late.location)}: {early.lane} never joins it"
+        )
     return Race(sentence, (first, second), ((first, second),))
+
+
+def _position(detail: str) -> str:
+    """``#2 of WORLD`` of ``barrier #2 of WORLD``: a collective's place in its group."""
+    return detail.partition(" ")[2]
 
 
 def _lost_notify(story: Story) -> Race | None:

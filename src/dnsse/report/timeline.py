@@ -158,15 +158,15 @@ def timeline_svg(story: Story) -> str:
         classes = f"step {category(step)}" + (" switch" if step.switched_from else "")
         if step is failing:
             classes += " failing"
-        if step.step in decisive:
-            classes += " decisive"
+        # An attribute, not a class: the classes say what a step does, this says what it meant.
+        marked = ' data-decisive="true"' if step.step in decisive else ""
         tip = f"step {step.step} · {step.agent}: {step.detail or step.operation}"
         if step.location:
             tip += f" at {step.location}"
         if step.switched_from:
             tip += f" (runs before {step.switched_from})"
         parts.append(
-            f'<rect class="{classes}" data-step="{step.step}" x="{left:.1f}" y="{top}" '
+            f'<rect class="{classes}" data-step="{step.step}"{marked} x="{left:.1f}" y="{top}" '
             f'width="{max(2, width_per_step - 2)}" height="{LANE_HEIGHT - 20}"><title>{escape(tip)}</title></rect>'
         )
         if step is failing:
