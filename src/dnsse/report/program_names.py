@@ -56,6 +56,8 @@ class ProgramNames:
             if spelled is None:
                 return f"{instance or base}.{attribute}"
             return f"{spelled}.{attribute}" + (f" of {instance}" if instance and instance != spelled else "")
+        if isinstance(owner, types.CellType):
+            return _closure_variable(owner, frame) or f"a closure's variable ({base})"
         return self._whole(owner, frame) or f"a {type(owner).__name__} ({base})"
 
     def value(self, name: str, frame: types.FrameType | None) -> str | None:
@@ -72,15 +74,24 @@ class ProgramNames:
         if owner is None:
             return None
         if not attribute:
-            return None if isinstance(owner, types.CellType) else value_text(owner)
+            if isinstance(owner, types.CellType):
+                try:
+                    return self._shown(owner.cell_contents)
+                except ValueError:
+                    return None
+            return value_text(owner)
         found = vars(owner).get(attribute, _MISSING) if hasattr(owner, "__dict__") else _MISSING
-        return None if found is _MISSING else value_text(found)
+        return None if found is _MISSING else self._shown(found)
+
+    def _shown(self, value: object) -> str:
+        """An instance of the program's classes by its label (``Counter#1``), any other value by its text."""
+        return self.instance_label(value) or value_text(value)
 
     def instance_label(self, value: object) -> str | None:
         """``Box#1`` for an instance of one of the program's classes; ``None`` for builtin values."""
         kind = type(value)
-        if kind.__module__ in _BUILTIN_MODULES or not hasattr(value, "__dict__"):
-            return None
+        if kind.__module__ in _BUILTIN_MODULES or kind.__module__.startswith("dnsse.") or not hasattr(value, "__dict__"):
+            return None  # a builtin value, or a controlled primitive (named by its own operations)
         known = self._instances.get(id(value))
         if known is not None and _alive(known[0]) is value:
             return known[1]
@@ -137,6 +148,20 @@ def _attribute_holding(holder: object, value: object) -> str | None:
     for attribute, held in list(attributes.items()):
         if held is value:
             return attribute
+    return None
+
+
+def _closure_variable(cell: types.CellType, frame: types.FrameType | None) -> str | None:
+    """The name of the closure variable that ``cell`` holds, where ``frame``'s code binds or uses one."""
+    try:
+        contents = cell.cell_contents
+    except ValueError:
+        return None  # empty: nothing to match it by
+    for scope in _frames(frame):
+        code = scope.f_code
+        for variable in (*code.co_cellvars, *code.co_freevars):
+            if scope.f_locals.get(variable, _MISSING) is contents:
+                return variable
     return None
 
 
