@@ -21,6 +21,7 @@ story tells the run alone.
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 
 from dnsse.report.story import Story, StoryStep, Touch
@@ -84,6 +85,9 @@ def _position(detail: str) -> str:
 def _lost_notify(story: Story) -> Race | None:
     steps = story.steps
     last_of_lane = {step.lane: step for step in steps}
+    steps_of_lane: dict[str, list[int]] = {}
+    for step in steps:
+        steps_of_lane.setdefault(step.lane, []).append(step.step)
     # Waits that never returned: the last step of their agent.
     waits = [step for step in steps if step.operation == "condition.wait" and last_of_lane[step.lane] is step]
     for wait in reversed(waits):
@@ -98,7 +102,7 @@ def _lost_notify(story: Story) -> Race | None:
         earlier_waits = [
             step for step in steps
             if step.operation == "condition.wait" and notify.step > step.step and set(step.objects) & set(wait.objects)
-            and _waits_past(story, step, notify)
+            and _waits_past(steps_of_lane[step.lane], step, notify)
         ]
         if earlier_waits:
             continue  # someone waited when it came: that notify was not lost
@@ -121,94 +125,115 @@ def _lost_notify(story: Story) -> Race | None:
     return None
 
 
-def _waits_past(story: Story, wait: StoryStep, moment: StoryStep) -> bool:
-    """Whether the agent of ``wait`` was still waiting there when ``moment`` came."""
-    later = [step for step in story.steps if step.lane == wait.lane and wait.step < step.step]
-    return not later or later[0].step > moment.step
+def _waits_past(lane_steps: list[int], wait: StoryStep, moment: StoryStep) -> bool:
+    """Whether the agent of ``wait`` (whose step numbers are ``lane_steps``) still waited there at ``moment``."""
+    after = bisect.bisect_right(lane_steps, wait.step)
+    return after == len(lane_steps) or lane_steps[after] > moment.step
 
 
 def _read_then_written(
     steps: list[StoryStep], reader: str, before: int
 ) -> tuple[StoryStep, StoryStep, Touch] | None:
     """The last read by ``reader`` of an object that another agent then wrote, before step ``before``."""
-    for read in reversed([step for step in steps if step.lane == reader and step.step < before]):
-        for touch in read.touches:
-            if touch.access != "read":
-                continue
-            for write in steps:
-                if read.step < write.step < before and write.lane != reader and _writes(write, touch.name):
-                    return read, write, touch
+    first_write_after: dict[str, StoryStep] = {}
+    # Walking back from ``before``: the earliest write by another agent seen so far, per object.
+    for step in reversed([step for step in steps if step.step < before]):
+        if step.lane == reader:
+            for touch in step.touches:
+                write = first_write_after.get(touch.name)
+                if touch.access == "read" and write is not None:
+                    return step, write, touch
+        else:
+            for touch in step.touches:
+                if touch.access == "write":
+                    first_write_after[touch.name] = step
     return None
 
 
+@dataclass
+class _Window:
+    """A read whose value may go stale: open until its agent touches the object again."""
+
+    read: StoryStep
+    touch: Touch
+    overwritten_by: StoryStep | None = None
+
+
 def _stale_read(story: Story) -> Race | None:
-    """An agent read X, another wrote X, and the first wrote X back or broke: the latest such."""
-    steps = story.steps
+    """An agent read X, another wrote X, and the first wrote X back or broke: a lost update first, else the latest."""
     failing = story.failing_step()
-    best: tuple[int, Race] | None = None
-    for index, read in enumerate(steps):
-        for touch in read.touches:
-            if touch.access != "read":
-                continue
-            mine_later = [step for step in steps[index + 1:] if step.lane == read.lane]
-            # The reader's next access of the same object ends the window in which its value could go stale.
-            again = next((step for step in mine_later if _touches(step, touch.name)), None)
-            end = again.step if again is not None else (failing.step if failing is not None else steps[-1].step)
-            writes = [
-                step for step in steps[index + 1:]
-                if step.step < end and step.lane != read.lane and _writes(step, touch.name)
-            ]
-            if not writes:
-                continue
-            write = writes[0]
-            if again is not None and _writes(again, touch.name):
-                sentence = (
-                    f"{read.lane} read {_value_of(touch)} at {read.location}; {write.lane} wrote it"
-                    f"{_now(write, touch.name)} at {_short(write.location, read.location)} before {read.lane} wrote "
-                    f"it back{_now(again, touch.name)} at {_short(again.location, read.location)}: "
-                    f"{write.lane}'s write was lost"
-                )
-                race = Race(sentence, (read, write, again), ((read, write), (write, again)))
-                score = 2
-            elif failing is not None and failing.lane == read.lane and again is None:
-                sentence = (
-                    f"{read.lane} read {_value_of(touch)} at {read.location}, then {write.lane} wrote it"
-                    f"{_now(write, touch.name)} at {_short(write.location, read.location)} before {read.lane} "
-                    f"went on at {_short(failing.location, read.location)} with what it had read"
-                )
-                race = Race(sentence, (read, write, failing), ((read, write),))
-                score = 1
+    best: tuple[int, int, Race] | None = None  # (kind of finding, its step, the finding)
+
+    def consider(score: int, race: Race) -> None:
+        nonlocal best
+        at = race.steps[-1].step
+        if best is None or (score, at) >= best[:2]:
+            best = (score, at, race)
+
+    open_windows: dict[str, dict[str, _Window]] = {}  # object -> agent -> its open read
+    for step in story.steps:
+        for touch in step.touches:
+            windows = open_windows.setdefault(touch.name, {})
+            mine = windows.pop(step.lane, None)
+            if mine is not None and mine.overwritten_by is not None and touch.access == "write":
+                consider(2, _lost_update(mine, step))
+            if touch.access == "write":
+                for window in windows.values():
+                    if window.overwritten_by is None:
+                        window.overwritten_by = step
             else:
-                continue
-            if best is None or score >= best[0]:
-                best = (score, race)
-    return best[1] if best is not None else None
+                windows[step.lane] = _Window(step, touch)
+    if failing is not None:
+        for windows in open_windows.values():
+            window = windows.get(failing.lane)
+            if window is not None and window.overwritten_by is not None and window.overwritten_by.step < failing.step:
+                consider(1, _went_on(window, failing))
+    return best[2] if best is not None else None
+
+
+def _lost_update(window: _Window, again: StoryStep) -> Race:
+    read, write, touch = window.read, window.overwritten_by, window.touch
+    assert write is not None
+    sentence = (
+        f"{read.lane} read {_value_of(touch)} at {read.location}; {write.lane} wrote it"
+        f"{_now(write, touch.name)} at {_short(write.location, read.location)} before {read.lane} wrote "
+        f"it back{_now(again, touch.name)} at {_short(again.location, read.location)}: "
+        f"{write.lane}'s write was lost"
+    )
+    return Race(sentence, (read, write, again), ((read, write), (write, again)))
+
+
+def _went_on(window: _Window, failing: StoryStep) -> Race:
+    read, write, touch = window.read, window.overwritten_by, window.touch
+    assert write is not None
+    sentence = (
+        f"{read.lane} read {_value_of(touch)} at {read.location}, then {write.lane} wrote it"
+        f"{_now(write, touch.name)} at {_short(write.location, read.location)} before {read.lane} "
+        f"went on at {_short(failing.location, read.location)} with what it had read"
+    )
+    return Race(sentence, (read, write, failing), ((read, write),))
 
 
 def _interleaved_calls(story: Story) -> Race | None:
-    """Two calls of one caller to an actor with another caller's call to that actor between them."""
-    runs = [step for step in story.steps if step.operation == "actor.call" and step.call is not None]
-    caller_of = {step.call: _caller(step) for step in runs}
-    for index, first in enumerate(runs):
-        actor = _actor(first)
-        later = [step for step in runs[index + 1:] if _actor(step) == actor]
-        mine = [step for step in later if caller_of[step.call] == caller_of[first.call]]
-        if not mine:
-            continue
-        again = mine[0]
-        between = [
-            step for step in later
-            if step.step < again.step and caller_of[step.call] != caller_of[first.call]
-        ]
-        if not between:
-            continue
-        other = between[0]
-        sentence = (
-            f"{caller_of[first.call]} called {_call(first)} at {first.location}, then {caller_of[other.call]} called "
-            f"{_call(other)} at {_short(other.location, first.location)} before {caller_of[first.call]} called "
-            f"{_call(again)} at {_short(again.location, first.location)}: their calls to {actor} interleaved"
-        )
-        return Race(sentence, (first, other, again), ((first, other), (other, again)))
+    """Two calls of one caller to an actor with another caller's call to that actor between them: the first such."""
+    # actor -> caller -> (its last call, the first call of another caller since)
+    last: dict[str, dict[str, tuple[StoryStep, StoryStep | None]]] = {}
+    for call in (step for step in story.steps if step.operation == "actor.call" and step.call is not None):
+        actor, caller = _actor(call), _caller(call)
+        callers = last.setdefault(actor, {})
+        previous = callers.get(caller)
+        if previous is not None and previous[1] is not None:
+            first, other = previous
+            sentence = (
+                f"{caller} called {_call(first)} at {first.location}, then {_caller(other)} called "
+                f"{_call(other)} at {_short(other.location, first.location)} before {caller} called "
+                f"{_call(call)} at {_short(call.location, first.location)}: their calls to {actor} interleaved"
+            )
+            return Race(sentence, (first, other, call), ((first, other), (other, call)))
+        for name, (mine, since) in list(callers.items()):
+            if name != caller and since is None:
+                callers[name] = (mine, call)
+        callers[caller] = (call, None)
     return None
 
 
@@ -223,14 +248,6 @@ def _actor(step: StoryStep) -> str:
 def _call(step: StoryStep) -> str:
     text = step.detail.rpartition(" runs (called by")[0] or step.detail
     return text.rpartition(" (call #")[0] or text
-
-
-def _touches(step: StoryStep, name: str) -> bool:
-    return any(touch.name == name for touch in step.touches)
-
-
-def _writes(step: StoryStep, name: str) -> bool:
-    return any(touch.name == name and touch.access == "write" for touch in step.touches)
 
 
 def _value_of(touch: Touch) -> str:
