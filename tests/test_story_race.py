@@ -201,3 +201,24 @@ def test_a_lost_update_names_the_attribute_as_the_program_does(tmp_path: Path) -
     assert read.touches[0].label == "self.count of Counter#1"
     assert write.touches[0].value == write_back.touches[0].value == str(seen + 1)
     assert race.sentence.endswith("'s write was lost")
+
+
+# ---------------------------------------------------------------- two sends racing for a receive from any source
+
+
+def test_two_sends_racing_for_an_any_source_receive_are_both_named(tmp_path: Path) -> None:
+    result = run_cli("check", f"{PROGRAMS}/dpor_torch.py:parameter_server_any_payload", "--world-size", "3",
+                     "--out", str(tmp_path))
+    assert result.returncode == 1, result.stdout + result.stderr
+    story = tell(tmp_path / "bug-1.json")
+    race = find_race(story)
+    assert race is not None
+    sends = [step for step in race.steps if step.detail.startswith("send to 0")]
+    assert {step.lane for step in sends} == {"rank 1", "rank 2"}
+    assert [step.step for step in race.steps] == sorted(step.step for step in race.steps)
+    receive = race.steps[0]
+    assert receive.lane == "rank 0" and receive.detail.startswith("recv from any")
+    taken = next(event for event in story.events if event.name == "recv")
+    # The sentence names the sender whose message the receive really took.
+    assert f"took rank {taken.fields['src']}'s message" in race.sentence
+    assert all(after.lane == "rank 0" and before.lane != "rank 0" for before, after in race.pairs)

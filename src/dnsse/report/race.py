@@ -9,9 +9,11 @@ in the recorded steps, the most telling first:
 1. ``collective_mismatch``: the two ranks' collectives the bug names;
 2. a lost notify: an agent blocked in a condition's wait that another agent
    notified earlier, with the read that made it wait, if one was seen;
-3. a stale read: an agent read an object, another wrote it, and the first
+3. two sends racing for one receive from any source: the receive took one
+   while the other was already there;
+4. a stale read: an agent read an object, another wrote it, and the first
    wrote it back (a lost update) or went on to break;
-4. interleaved actor calls: a caller's calls to an actor with another
+5. interleaved actor calls: a caller's calls to an actor with another
    caller's call to it between them.
 
 The sentence is built from the steps found, so it is true of this run
@@ -24,6 +26,7 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass
 
+from dnsse.engine.execution import Event
 from dnsse.report.story import Story, StoryStep, Touch
 
 
@@ -41,7 +44,7 @@ def find_race(story: Story) -> Race | None:
     """The decisive steps of ``story``'s bug, or ``None`` where no known pattern fits."""
     if story.bug is None:
         return None
-    for finder in (_collective_mismatch, _lost_notify, _stale_read, _interleaved_calls):
+    for finder in (_collective_mismatch, _lost_notify, _any_source_receive, _stale_read, _interleaved_calls):
         found = finder(story)
         if found is not None:
             return found
@@ -123,6 +126,49 @@ def _lost_notify(story: Story) -> Race | None:
         )
         return Race(sentence, (notify, wait), ((notify, wait),))
     return None
+
+
+def _any_source_receive(story: Story) -> Race | None:
+    """The last receive from any source that took one message while another sender's was waiting too."""
+    by_agent: dict[str, list[StoryStep]] = {}
+    for step in story.steps:
+        by_agent.setdefault(step.agent, []).append(step)
+
+    def step_of(agent: str, number: int) -> StoryStep | None:
+        mine = by_agent.get(agent, [])
+        at = bisect.bisect_right([step.step for step in mine], number)
+        return mine[at - 1] if at else None
+
+    sent: dict[tuple, list[Event]] = {}  # (dst, tag) -> sends not yet received, in order
+    found: Race | None = None
+    for event in story.events:
+        fields = event.fields
+        if event.name == "send":
+            sent.setdefault((fields.get("dst"), fields.get("tag")), []).append(event)
+        elif event.name == "recv":
+            waiting = sent.get((fields.get("dst"), fields.get("tag")), [])
+            taken = next((send for send in waiting if send.fields.get("src") == fields.get("src")), None)
+            if taken is None:
+                continue
+            waiting.remove(taken)
+            other = next((send for send in waiting if send.fields.get("src") != fields.get("src")), None)
+            matched = receive = step_of(event.agent, event.step)
+            while receive is not None and receive.detail.startswith("recv.") and receive.step > 0:
+                receive = step_of(event.agent, receive.step - 1)  # the receive's own call, not its match
+            if other is None or receive is None or matched is None or not receive.detail.startswith("recv from any"):
+                continue
+            took, left = step_of(taken.agent, taken.step), step_of(other.agent, other.step)
+            if took is None or left is None:
+                continue
+            sentence = (
+                f"{receive.lane}'s receive from any source at {receive.location} took {took.lane}'s message, sent at "
+                f"{_short(took.location, receive.location)}, while {left.lane}'s, sent at "
+                f"{_short(left.location, receive.location)}, was there too: which one it takes depends on timing"
+            )
+            ordered = tuple(sorted({step.step: step for step in (receive, took, left, matched)}.values(),
+                                   key=lambda step: step.step))
+            found = Race(sentence, ordered, ((took, matched), (left, matched)))
+    return found
 
 
 def _waits_past(lane_steps: list[int], wait: StoryStep, moment: StoryStep) -> bool:
