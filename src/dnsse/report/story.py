@@ -172,6 +172,13 @@ class _StepRecorder:
             call = operation.detail
             self._submitted[call] = (chosen.name, location)
             detail = f"calls {call}"
+        elif operation.kind == "ray.submit":
+            self._submitted[operation.detail] = (chosen.name, location)
+        elif operation.kind in ("task.start", "task.end") and operation.detail in self._submitted:
+            # A task runs the program's function, but starts and ends where its caller's .remote() stands.
+            caller, submitted_at = self._submitted[operation.detail]
+            location = location or submitted_at
+            detail = f"{detail} (called by {caller})"
         elif operation.kind in ("actor.call", "actor.call.end") and operation.detail in self._submitted:
             call = operation.detail
             caller, location = self._submitted[call]
