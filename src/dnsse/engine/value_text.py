@@ -43,7 +43,8 @@ def _text(value: object, depth: int) -> str:
     if kind is dict:
         if depth == 0:
             return "{...}" if value else "{}"
-        pairs = [f"{_text(key, 0)}: {_text(item, depth - 1)}" for key, item in list(value.items())[:ITEMS]]  # type: ignore[attr-defined]
+        entries = list(value.items())[:ITEMS]  # type: ignore[attr-defined]
+        pairs = [f"{_text(key, 0)}: {_text(item, depth - 1)}" for key, item in entries]
         if len(value) > ITEMS:  # type: ignore[arg-type]
             pairs.append("...")
         return "{" + ", ".join(pairs) + "}"

@@ -80,7 +80,7 @@ class ProgramNames:
                 except ValueError:
                     return None
             return value_text(owner)
-        found = vars(owner).get(attribute, _MISSING) if hasattr(owner, "__dict__") else _MISSING
+        found = vars(owner).get(attribute, _MISSING) if _has_dict(owner) else _MISSING
         return None if found is _MISSING else self._shown(found)
 
     def _shown(self, value: object) -> str:
@@ -90,7 +90,7 @@ class ProgramNames:
     def instance_label(self, value: object) -> str | None:
         """``Box#1`` for an instance of one of the program's classes; ``None`` for builtin values."""
         kind = type(value)
-        if kind.__module__ in _BUILTIN_MODULES or kind.__module__.startswith("dnsse.") or not hasattr(value, "__dict__"):
+        if kind.__module__ in _BUILTIN_MODULES or kind.__module__.startswith("dnsse.") or not _has_dict(value):
             return None  # a builtin value, or a controlled primitive (named by its own operations)
         known = self._instances.get(id(value))
         if known is not None and _alive(known[0]) is value:
@@ -139,7 +139,7 @@ def _frames(frame: types.FrameType | None) -> Iterator[types.FrameType]:
 
 def _attribute_holding(holder: object, value: object) -> str | None:
     """The name of an attribute of ``holder`` (an instance with a ``__dict__``) bound to ``value``."""
-    if isinstance(holder, (types.ModuleType, type)) or not hasattr(holder, "__dict__"):
+    if isinstance(holder, (types.ModuleType, type)) or not _has_dict(holder):
         return None
     try:
         attributes = vars(holder)
@@ -163,6 +163,11 @@ def _closure_variable(cell: types.CellType, frame: types.FrameType | None) -> st
             if scope.f_locals.get(variable, _MISSING) is contents:
                 return variable
     return None
+
+
+def _has_dict(value: object) -> bool:
+    """Whether ``value`` has a ``__dict__``, asked of its type: no ``__getattr__`` of the program runs."""
+    return type(value).__dictoffset__ != 0
 
 
 def _alive(keeper: object) -> object:
