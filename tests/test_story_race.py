@@ -222,3 +222,20 @@ def test_two_sends_racing_for_an_any_source_receive_are_both_named(tmp_path: Pat
     # The sentence names the sender whose message the receive really took.
     assert f"took rank {taken.fields['src']}'s message" in race.sentence
     assert all(after.lane == "rank 0" and before.lane != "rank 0" for before, after in race.pairs)
+
+
+# ---------------------------------------------------------------- values, as a story shows them
+
+
+def test_values_are_shown_short_and_without_running_the_programs_repr() -> None:
+    from dnsse.engine.value_text import call_text, value_text
+
+    class Loud:
+        def __repr__(self) -> str:
+            raise AssertionError("a story must not run the program's __repr__")
+
+    assert value_text([]) == "[]" and value_text([1, 2]) == "[1, 2]" and value_text((1,)) == "(1,)"
+    assert value_text(list(range(10))) == "[0, 1, 2, 3, ...]"
+    assert value_text([Loud()]) == "[<Loud>]" and value_text(Loud()) == "<Loud>"
+    assert len(value_text({"key": "x" * 100})) <= 40
+    assert call_text((1, "a"), {"retries": 2}) == "(1, 'a', retries=2)"
