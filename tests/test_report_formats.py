@@ -173,7 +173,8 @@ def test_sarif_result_points_at_the_failing_assert(lost_update: Path) -> None:
 
 def test_sarif_code_flow_walks_the_schedule_per_thread(lost_update: Path) -> None:
     (result,) = sarif_of(lost_update)["runs"][0]["results"]
-    flows = {flow["id"]: flow["locations"] for flow in result["codeFlows"][0]["threadFlows"]}
+    (schedule,) = [flow for flow in result["codeFlows"] if flow["message"]["text"].startswith("the minimized schedule")]
+    flows = {flow["id"]: flow["locations"] for flow in schedule["threadFlows"]}
     assert set(flows) == {"main", "Thread-1 (worker)", "Thread-2 (worker)"}
     worker = [line_of(step["location"], lost_update).strip() for step in flows["Thread-1 (worker)"]]
     assert worker == ["seen = counter.count", "counter.count = seen + 1"]

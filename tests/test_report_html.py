@@ -41,7 +41,7 @@ def test_the_page_has_one_lane_per_agent_and_marks_the_failing_step(pipeline: Pa
 
 def test_arrows_join_the_message_and_the_collective_across_lanes(pipeline: Path) -> None:
     story = tell(pipeline / "bug-1.json")
-    drawn = {(arrow.kind, arrow.source[0], arrow.target[0]) for arrow in arrows(story)}
+    drawn = {(arrow.kind, arrow.source[0], arrow.target[0]) for arrow in arrows(story) if arrow.kind != "race"}
     assert drawn == {("message", "rank 0", "rank 1"), ("collective", "rank 1", "rank 0")}
     (message,) = [arrow for arrow in arrows(story) if arrow.kind == "message"]
     send = next(e for e in story.events if e.name == "send")

@@ -28,13 +28,16 @@ _NUMBER = re.compile(r"^o(\d+)(?:\.|$)")
 class ObjectNames:
     """Gives each object touched in one execution a name, ``o<N>``, in order of first use."""
 
-    __slots__ = ("_names", "_watched", "_alive", "_count")
+    __slots__ = ("_names", "_keys", "_watched", "_alive", "_count")
 
     def __init__(self) -> None:
         self._names: dict[int, str] = {}
+        # name -> the id it was given to, for reports that look an object up by its name.
+        self._keys: dict[str, int] = {}
         # id -> a weak reference to the object named at that id, for objects that take one.
         self._watched: dict[int, weakref.ref] = {}
-        self._alive: list[object] = []
+        # id -> an object kept alive until the execution ends (it takes no weak reference).
+        self._alive: dict[int, object] = {}
         self._count = 0
 
     def name(self, value: object) -> str:
@@ -46,12 +49,24 @@ class ObjectNames:
                 return name
         self._count += 1
         name = self._names[key] = f"o{self._count}"
+        self._keys[name] = key
         if type(value).__weakrefoffset__:
             self._watched[key] = weakref.ref(value)
         else:
             self._watched.pop(key, None)
-            self._alive.append(value)
+            self._alive[key] = value
         return name
+
+    def object_of(self, name: str) -> object | None:
+        """The live object named ``name`` (``o3``), or ``None`` once it died; for reports."""
+        key = self._keys.get(name)
+        if key is None or self._names.get(key) != name:
+            return None
+        watched = self._watched.get(key)
+        if watched is not None:
+            found = watched()
+            return found if found is not None and id(found) == key else None
+        return self._alive.get(key)
 
 
 def attribute_name(owner: str, attribute: str) -> str:

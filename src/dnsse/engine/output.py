@@ -6,11 +6,20 @@ execution ``sys.stdout`` and ``sys.stderr`` are replaced by writers that
 record each write with the agent that made it, so that the bug's run can be
 shown afterwards, rank by rank. Writes that bypass ``sys.stdout`` (C code
 writing to file descriptor 1, a child process) are not captured.
+
+What finalizers print while the cyclic garbage collector runs belongs to no
+execution: the garbage may be any earlier execution's (an asyncio future
+whose exception nobody retrieved logs "Future exception was never
+retrieved" when it is collected), and the collector runs when allocations
+say so, between executions or in the middle of another one. Once a process
+has captured an execution's output, such writes are discarded, so they
+reach neither the terminal nor the output of the run they happened in.
 """
 
 from __future__ import annotations
 
 import contextlib
+import gc
 import io
 import sys
 from dataclasses import dataclass, field
@@ -83,6 +92,8 @@ class _AgentWriter(io.TextIOBase):
         self.active = True
 
     def write(self, text: str) -> int:
+        if _collecting:
+            return len(text)  # a finalizer's: see the module's docstring
         if not self.active:
             return self._original.write(text)
         agent = current_agent()
@@ -100,6 +111,41 @@ class _AgentWriter(io.TextIOBase):
         return getattr(self._original, "encoding", "utf-8") or "utf-8"
 
 
+class _Discarded(io.TextIOBase):
+    """Where ``sys.stdout`` and ``sys.stderr`` point while the collector runs finalizers."""
+
+    def write(self, text: str) -> int:
+        return len(text)
+
+    def writable(self) -> bool:
+        return True
+
+
+_DISCARDED = _Discarded()
+_collecting = False
+# The streams the collector's run replaced, put back when it stops.
+_streams_before_collection: tuple[TextIO, TextIO] | None = None
+
+
+def _during_collection(phase: str, info: dict) -> None:
+    """A ``gc.callbacks`` entry: streams discarded from the start of a collection to its end."""
+    global _collecting, _streams_before_collection
+    if phase == "start":
+        _collecting = True
+        _streams_before_collection = (sys.stdout, sys.stderr)
+        sys.stdout = sys.stderr = _DISCARDED
+    elif _streams_before_collection is not None:
+        sys.stdout, sys.stderr = _streams_before_collection
+        _streams_before_collection = None
+        _collecting = False
+
+
+def discard_finalizer_output() -> None:
+    """From now on, what finalizers print during a garbage collection is discarded (idempotent)."""
+    if _during_collection not in gc.callbacks:
+        gc.callbacks.append(_during_collection)
+
+
 @contextlib.contextmanager
 def captured_output(enabled: bool = True) -> Iterator[CapturedOutput]:
     """Record what the program prints while the block runs (nothing when not ``enabled``)."""
@@ -107,6 +153,7 @@ def captured_output(enabled: bool = True) -> Iterator[CapturedOutput]:
     if not enabled:
         yield sink
         return
+    discard_finalizer_output()
     original_out, original_err = sys.stdout, sys.stderr
     out = _AgentWriter("stdout", sink, original_out)
     err = _AgentWriter("stderr", sink, original_err)

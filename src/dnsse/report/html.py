@@ -13,6 +13,7 @@ from html import escape
 from pathlib import Path
 
 from dnsse.report.console import inputs_line, printed_lines, shell_path, short_target
+from dnsse.report.race import find_race
 from dnsse.report.story import Story
 from dnsse.report.story_text import story_lines
 from dnsse.report.timeline import timeline_svg
@@ -36,6 +37,11 @@ table { border-collapse: collapse; background: #fff; } td, th { border: 1px soli
 .step.failing { fill: #dc2626; stroke: #7f1d1d; stroke-width: 2; } .failing-mark { fill: #dc2626; font-weight: bold; }
 .arrow { stroke: #334155; stroke-width: 1.2; opacity: .55; } .arrow.message { stroke: #059669; opacity: .9; }
 .arrow.call { stroke: #7c3aed; opacity: .9; } .head { fill: #334155; }
+.arrow.race { stroke: #dc2626; stroke-width: 2.5; opacity: 1; stroke-dasharray: 5 3; } .race-head { fill: #dc2626; }
+.step[data-decisive] { stroke: #dc2626; stroke-width: 2.5; }
+.what-went-wrong { background: #fff5f5; border: 1px solid #f1c0c0; border-radius: 6px; padding: 10px; }
+.what-went-wrong ol { margin: 6px 0 0; padding-left: 22px; }
+pre { white-space: pre-wrap; overflow-wrap: anywhere; }
 .legend span { display: inline-block; margin-right: 14px; } .swatch { display: inline-block; width: 10px; height: 10px; margin-right: 4px; }
 """
 
@@ -51,7 +57,7 @@ SCRIPT = (
 LEGEND = (
     ("collective", "#3b82f6"), ("message", "#10b981"), ("call", "#8b5cf6"), ("sync", "#f59e0b"),
     ("shared memory", "#94a3b8"), ("async transfer", "#60a5fa"), ("start, wait", "#cbd5e1"),
-    ("failing step", "#dc2626"),
+    ("failing step", "#dc2626"), ("what went wrong (dashed red arrow)", "#fff5f5"),
 )
 
 
@@ -146,6 +152,16 @@ def _bug_section(number: int, bug: dict, story: Story | None) -> str:
         + "".join(f'<span><i class="swatch" style="background:{colour}"></i>{name}</span>' for name, colour in LEGEND)
         + "</div>"
     )
+    race = find_race(story)
+    if race is not None:
+        steps = "".join(
+            f"<li><b>step {step.step}</b> {escape(step.agent)}: {escape(step.detail)}"
+            + (f" at <code>{escape(step.location)}</code>" if step.location else "") + "</li>"
+            for step in race.steps
+        )
+        parts.append(
+            f'<div class="what-went-wrong"><b>What went wrong:</b> {escape(race.sentence)}<ol>{steps}</ol></div>'
+        )
     parts.append(f'<div class="scroll">{timeline_svg(story)}</div>')
     parts.append("<h3>How it happens</h3><pre>" + escape("\n".join(story_lines(story))) + "</pre>")
     parts.append("<h3>Output</h3><pre>" + escape("\n".join(printed_lines(story, limit=None))) + "</pre>")

@@ -16,6 +16,7 @@ import dnsse
 from dnsse.engine.bugs import BugKind
 from dnsse.engine.location import LAUNCH_DIRECTORY
 from dnsse.report.console import shell_path
+from dnsse.report.race import Race, find_race
 from dnsse.report.story import SourceLine, Story, StoryStep
 from dnsse.report.story_text import told_steps
 from dnsse.search.campaign import CampaignResult, FoundBug
@@ -100,11 +101,44 @@ def _result(found: FoundBug, story: Story | None, rule_index: int) -> dict:
             {"id": index, **_location(line, "also named by the bug")} for index, line in enumerate(lines[1:], 1)
         ]
     if story is not None:
+        code_flows = []
+        race = find_race(story)
+        if race is not None:
+            result["message"]["text"] = (
+                f"{found.bug.kind}: {found.bug.message}. What went wrong: {race.sentence}. "
+                f"Replay it: dnsse replay {shell_path(found.trace_path)}"
+            )
+            code_flows.append(_race_flow(race))
         flows = [_thread_flow(story, lane) for lane in story.lanes]
         flows = [flow for flow in flows if flow["locations"]]
         if flows:
-            result["codeFlows"] = [{"message": {"text": "the minimized schedule, per agent"}, "threadFlows": flows}]
+            code_flows.append({"message": {"text": "the minimized schedule, per agent"}, "threadFlows": flows})
+        if code_flows:
+            result["codeFlows"] = code_flows
     return result
+
+
+def _race_flow(race: Race) -> dict:
+    """What went wrong as a code flow: one thread flow per agent of the decisive steps, all of them essential."""
+    lanes: list[str] = []
+    for step in race.steps:
+        if step.lane not in lanes:
+            lanes.append(step.lane)
+    flows = []
+    for lane in lanes:
+        mine = [step for step in race.steps if step.lane == lane and step.location is not None]
+        flows.append({
+            "id": lane,
+            "locations": [
+                {
+                    "location": _location(_source(step), f"step {step.step}: {step.detail or step.operation}"),
+                    "executionOrder": step.step,
+                    "importance": "essential",
+                }
+                for step in mine
+            ],
+        })
+    return {"message": {"text": race.sentence}, "threadFlows": [flow for flow in flows if flow["locations"]]}
 
 
 def _location(line: SourceLine, text: str) -> dict:

@@ -15,6 +15,7 @@ import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import FrameType
 from typing import Callable, Sequence
 
 from dnsse.engine.agent import Agent, StepAgent, ThreadAgent
@@ -23,10 +24,26 @@ from dnsse.engine.choices import Chooser
 from dnsse.engine.execution import Event, Execution
 from dnsse.engine.location import LAUNCH_DIRECTORY, frame_location, short_path
 from dnsse.engine.clock import format_delay
-from dnsse.engine.operation import Operation, is_expiry
+from dnsse.engine.object_names import number_of
+from dnsse.engine.operation import Access, Operation, is_expiry
 from dnsse.engine.output import CapturedOutput
+from dnsse.report.program_names import ProgramNames
 from dnsse.report.replay import replay
 from dnsse.report.trace import Trace
+
+
+@dataclass(frozen=True)
+class Touch:
+    """One object a step touched: the engine's ``name``, the program's ``label``, and its value.
+
+    ``value`` is what a read saw, or what a write left (the value once the step ran); ``None`` where it is
+    not known (a closure's cell, an object the program dropped).
+    """
+
+    name: str
+    label: str
+    access: str  # "read", "write"
+    value: str | None = None
 
 
 @dataclass
@@ -50,6 +67,15 @@ class StoryStep:
     # What virtual time did at this step, in words: a timeout that expired, a sleep that ended,
     # the agents stalled so that a deadline came first (see dnsse.engine.clock).
     time_note: str | None = None
+    # The engine's names of everything the step touched (memory, primitives, actors), for pairing steps.
+    objects: tuple[str, ...] = ()
+    # The program's objects (memory only) the step read or wrote, named as the program names them.
+    touches: tuple[Touch, ...] = ()
+    # The actor call (``Counter#1.get#3``) that this step submits, starts or ends.
+    call: str | None = None
+    # What that call was given and returned, in a few characters each, where known.
+    call_arguments: str | None = None
+    call_returned: str | None = None
 
 
 @dataclass
@@ -117,9 +143,15 @@ class _StepRecorder:
         self._execution: Execution | None = None
         # step -> the agent that would have run there had the schedule not said otherwise
         self._instead_of: dict[int, str] = {}
+        self._names: ProgramNames | None = None
+        # The writes of the last step, whose values are known only once it ran: (index of the step, frame).
+        self._unfinished: tuple[int, FrameType | None] | None = None
+        # An actor call's label -> who submitted it and where (the caller's ``.remote()`` line).
+        self._submitted: dict[str, tuple[str, str | None]] = {}
 
     def attach(self, execution: Execution) -> Callable[[], Bug | None]:
         self._execution = execution
+        self._names = ProgramNames(execution.object_names)
         execution.chooser.inner = _DecisionWatcher(execution.chooser.inner, execution, self._instead_of)
         execution.step_observers.append(self._observe)
         return lambda: None
@@ -127,22 +159,82 @@ class _StepRecorder:
     def _observe(self, chosen: Agent, operation: Operation) -> None:
         execution = self._execution
         assert execution is not None
+        self._finish_writes()
         lane = self._lane_of(chosen, execution)
         if lane not in self.lanes:
             self.lanes.append(lane)
+        frame = _program_frame(chosen, execution.source_files)
+        location = frame_location(frame) if frame is not None else None
+        touches = self._touches(operation, frame)
+        detail = describe(operation, touches)
+        call = None
+        if operation.kind == "actor.submit" and operation.detail in execution_labels(operation):
+            call = operation.detail
+            self._submitted[call] = (chosen.name, location)
+            detail = f"calls {call}"
+        elif operation.kind == "ray.submit":
+            self._submitted[operation.detail] = (chosen.name, location)
+        elif operation.kind in ("task.start", "task.end") and operation.detail in self._submitted:
+            # A task runs the program's function, but starts and ends where its caller's .remote() stands.
+            caller, submitted_at = self._submitted[operation.detail]
+            location = location or submitted_at
+            detail = f"{detail} (called by {caller})"
+        elif operation.kind in ("actor.call", "actor.call.end") and operation.detail in self._submitted:
+            call = operation.detail
+            caller, location = self._submitted[call]
+            detail = f"{call} {'runs' if operation.kind == 'actor.call' else 'returns'} (called by {caller})"
         self.steps.append(
             StoryStep(
                 step=execution.step,
                 agent=chosen.name,
                 lane=lane,
                 operation=operation.kind,
-                detail=describe(operation),
-                location=_location(chosen, execution.source_files),
+                detail=detail,
+                location=location,
                 is_async=isinstance(chosen, StepAgent),
                 switched_from=self._instead_of.get(execution.step),
                 time_note=time_note(chosen, operation, execution) if is_expiry(operation) else None,
+                objects=tuple(name for name, _ in operation.objects),
+                touches=touches,
+                call=call,
             )
         )
+        if any(touch.access == "write" for touch in touches):
+            self._unfinished = (len(self.steps) - 1, frame)
+
+    def _touches(self, operation: Operation, frame: FrameType | None) -> tuple[Touch, ...]:
+        """What a memory step reads or writes, by the program's names, with the values read."""
+        names = self._names
+        if names is None or operation.kind.partition(".")[0] not in MEMORY_KINDS:
+            return ()
+        touched = [(name, access) for name, access in operation.objects if access in (Access.READ, Access.WRITE)]
+        # An attribute's access also reads its owner as a whole (for dependence): the attribute says more.
+        owners = {name.partition(".")[0] for name, _ in touched if "." in name and number_of(name) is not None}
+        found = []
+        for name, access in touched:
+            if name in owners:
+                continue
+            value = names.value(name, frame) if access is Access.READ else None
+            found.append(Touch(name, names.label(name, frame), access.value, value))
+        return tuple(found)
+
+    def finish(self) -> None:
+        """Fill in what the run's last write left (called once the run is over)."""
+        self._finish_writes()
+
+    def _finish_writes(self) -> None:
+        """The values the previous step's writes left: it has run by the time the next step is chosen."""
+        if self._unfinished is None or self._names is None:
+            return
+        index, frame = self._unfinished
+        self._unfinished = None
+        step = self.steps[index]
+        step.touches = tuple(
+            Touch(touch.name, touch.label, touch.access, self._names.value(touch.name, frame))
+            if touch.access == "write" else touch
+            for touch in step.touches
+        )
+        step.detail = touches_text(step.touches)
 
     @staticmethod
     def _lane_of(agent: Agent, execution: Execution) -> str:
@@ -151,6 +243,12 @@ class _StepRecorder:
             return agent.name
         owners = [a.name for a in execution.thread_agents() if agent.name.startswith(a.name + " ")]
         return max(owners, key=len) if owners else agent.name
+
+
+def execution_labels(operation: Operation) -> tuple[str, ...]:
+    """The actor call an ``actor.submit`` names (``Counter#1.get#3``); nothing for an actor's creation."""
+    detail = operation.detail
+    return (detail,) if "#" in detail.rpartition(".")[2] else ()
 
 
 class _DecisionWatcher:
@@ -202,10 +300,17 @@ def time_note(agent: Agent, operation: Operation, execution: Execution) -> str:
 
 _LOCATION_ONLY = re.compile(r"[^\s]+:\d+")
 _VERBS = {"load": "reads", "store": "writes", "delete": "deletes"}
+# Operations that read or write the program's own objects (see dnsse.frameworks.threads.opcode_points).
+MEMORY_KINDS = frozenset(
+    ("attr", "item", "global", "cell", "truth", "contains", "iterate", "unpack", "merge", "format", "compare",
+     "binary", "call")
+)
 
 
-def describe(operation: Operation) -> str:
+def describe(operation: Operation, touches: Sequence[Touch] = ()) -> str:
     """What a step does, in words: the operation's own text, or its access to a named object."""
+    if touches:
+        return touches_text(touches)
     detail = operation.detail
     if detail and not _LOCATION_ONLY.fullmatch(detail):
         action = operation.kind.rpartition(".")[2].lower()
@@ -217,14 +322,25 @@ def describe(operation: Operation) -> str:
     return operation.kind
 
 
-def _location(agent: Agent, source_files: frozenset[str]) -> str | None:
-    """Where in the program ``agent`` stands: its innermost frame in the program's files."""
+def touches_text(touches: Sequence[Touch]) -> str:
+    """``reads self.items of Box#1 = []``: what a memory step did, by the program's names."""
+    return "; ".join(_access_text(touch) for touch in touches[:2]) + (", ..." if len(touches) > 2 else "")
+
+
+def _access_text(touch: Touch) -> str:
+    if touch.access == "read":
+        return f"reads {touch.label}" + (f" = {touch.value}" if touch.value is not None else "")
+    return f"writes {touch.label}" + (f" (now {touch.value})" if touch.value is not None else "")
+
+
+def _program_frame(agent: Agent, source_files: frozenset[str]) -> FrameType | None:
+    """The frame where ``agent`` stands in the program: its innermost frame in the program's files."""
     if not isinstance(agent, ThreadAgent):
         return None
     frame = agent.current_frame()
     while frame is not None:
         if frame.f_code.co_filename in source_files:
-            return frame_location(frame)
+            return frame
         frame = frame.f_back
     return None
 
@@ -261,6 +377,7 @@ def tell(trace_path: Path, force: bool = False, root: Path | None = None) -> Sto
     """
     recorder = _StepRecorder()
     outcome = replay(trace_path, monitors=[recorder], force=force, root=root)
+    recorder.finish()
     result = outcome.result
     bug = result.bug
     story = Story(
@@ -273,11 +390,47 @@ def tell(trace_path: Path, force: bool = False, root: Path | None = None) -> Sto
         events=result.events,
         output=result.output,
     )
+    _add_call_values(story.steps, result.events)
     unfinished = {result.agent_names[agent] for agent in result.pending}
     story.finished_lanes = {lane for lane in story.lanes if lane in result.agent_names and lane not in unfinished}
     if bug is not None:
         story.bug_lines = bug_source_lines(bug)
     return story
+
+
+def _add_call_values(steps: list[StoryStep], events: list[Event]) -> None:
+    """Actor calls' arguments and return values, from the runtime's events, in the steps that made them."""
+    arguments: dict[str, str] = {}
+    returned: dict[str, str] = {}
+    submits = [step for step in steps if step.operation == "actor.submit" and step.call is not None]
+    for event in events:
+        if event.name == "actor.call.submit" and "args" in event.fields:
+            mine = [step for step in submits if step.agent == event.agent and step.step <= event.step]
+            if mine and mine[-1].call is not None:
+                arguments[mine[-1].call] = str(event.fields["args"])
+        elif event.name == "actor.call.end" and "returned" in event.fields:
+            returned[event.agent] = str(event.fields["returned"])
+    for step in steps:
+        if step.call is None:
+            continue
+        step.call_arguments = arguments.get(step.call)
+        step.call_returned = returned.get(step.call)
+        call = call_text(step.call, step.call_arguments, step.call_returned)
+        if step.operation == "actor.submit":
+            step.detail = f"calls {call}"
+        else:
+            step.detail = call + step.detail[len(step.call):]
+
+
+def call_text(label: str, arguments: str | None, returned: str | None) -> str:
+    """``Counter#1.set(1) -> None (call #5)``: an actor call as the program wrote it, with what it returned."""
+    name, _, number = label.rpartition("#")
+    if not name:
+        return label
+    text = f"{name}({(arguments or '(...)')[1:-1]})" if arguments is not None else name
+    if returned is not None and returned != "None":
+        text += f" -> {returned}"
+    return f"{text} (call #{number})"
 
 
 def _ordered_lanes(lanes: list[str], agent_names: list[str]) -> list[str]:

@@ -1,6 +1,9 @@
-"""A bug's story as terminal text: per agent, the steps that matter, each with its source line.
+"""A bug's story as terminal text: what went wrong, then per agent, the steps that matter.
 
-The run is cut to what a person reads in a minute:
+First, where a known pattern fits (see :mod:`dnsse.report.race`), one
+sentence says what went wrong and the steps that decide it follow in time
+order, each with its agent, what it read or wrote (by the program's names,
+with values) and its source line. Then each agent's steps. The run is cut to what a person reads in a minute:
 
 - an agent's first step (``start``, before any line of it ran) is left out;
 - consecutive steps of one agent at one source line are one entry (issuing a
@@ -14,9 +17,11 @@ from __future__ import annotations
 
 import linecache
 import os
+import textwrap
 
 from dnsse.engine.location import LAUNCH_DIRECTORY
 from dnsse.engine.output import CapturedOutput
+from dnsse.report.race import find_race
 from dnsse.report.story import Story, StoryStep
 
 # Entries shown per agent, besides the switches and the failing step.
@@ -54,7 +59,8 @@ def story_lines(story: Story, entries_per_agent: int = ENTRIES_PER_AGENT) -> lis
         how = "no preemption: every agent ran until it blocked or finished"
     else:
         how = f"{switches} step{'s' if switches != 1 else ''} where the schedule preempted the default agent"
-    lines = [f"how it happens ({total} steps, {how}):"]
+    lines = race_lines(story)
+    lines.append(f"how it happens ({total} steps, {how}):")
     for lane in story.lanes:
         entries = _entries(_with_preemptions(story.steps, lane), failing)
         if not entries:
@@ -83,6 +89,25 @@ def story_lines(story: Story, entries_per_agent: int = ENTRIES_PER_AGENT) -> lis
 
 
 PREEMPTED = "preempted"
+SENTENCE_WIDTH = 100
+
+
+def race_lines(story: Story) -> list[str]:
+    """What went wrong in one sentence, and the steps that decide it in time order; nothing if unknown."""
+    race = find_race(story)
+    if race is None:
+        return []
+    lines = textwrap.wrap(f"what went wrong: {race.sentence}", SENTENCE_WIDTH, subsequent_indent="  ")
+    width = max(len(step.agent) for step in race.steps)
+    for step in race.steps:
+        text = f"  step {step.step:>4}  {step.agent:<{width}}  {step.detail}"
+        if step.location is not None:
+            path, _, line = step.location.rpartition(":")
+            text += f"  at {step.location}  {_code(path, int(line))}"
+        lines.append(text.rstrip())
+    lines.append("")
+    return lines
+
 
 
 def told_steps(story: Story, lane: str, entries_per_agent: int = ENTRIES_PER_AGENT) -> list[StoryStep]:

@@ -2,9 +2,12 @@
 
 Arrows join what the runtime's events pair up: a message's ``send`` and its
 ``recv``, the ranks' ``collective.issue`` of one collective (one group and
-sequence number), a task's or actor call's submission and its start. The step
-that broke the run is marked, and so is every step where the schedule
-preempted the default agent. Every text from the program is escaped.
+sequence number), a task's or actor call's submission and its start; and,
+drawn boldest, the racing pairs of what went wrong (:mod:`dnsse.report.race`):
+the read and the write, the notify and the wait, the two ranks' collectives.
+Those steps are outlined. The step that broke the run is marked, and so is
+every step where the schedule preempted the default agent. Every text from
+the program is escaped.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from dataclasses import dataclass
 from html import escape
 
 from dnsse.engine.execution import Event
+from dnsse.report.race import find_race
 from dnsse.report.story import Story, StoryStep
 
 # Beyond this many steps only the last ones are drawn: the end is where the bug is.
@@ -25,7 +29,7 @@ TOP = 28
 
 @dataclass(frozen=True)
 class Arrow:
-    kind: str  # "message", "collective", "call"
+    kind: str  # "message", "collective", "call", "race"
     source: tuple[str, int]  # (lane, step)
     target: tuple[str, int]
     label: str
@@ -78,6 +82,10 @@ def arrows(story: Story) -> list[Arrow]:
         first = issues[0]
         for other in issues[1:]:
             found.append(_arrow("collective", first, other, lane_of, f"{first.fields.get('op')} #{seq} of {group}"))
+    race = find_race(story)
+    if race is not None:
+        for before, after in race.pairs:
+            found.append(Arrow("race", (before.lane, before.step), (after.lane, after.step), race.sentence))
     return [arrow for arrow in found if arrow.source[0] != arrow.target[0]]
 
 
@@ -102,6 +110,8 @@ def timeline_svg(story: Story) -> str:
     width = LABEL_WIDTH + width_per_step * (len(steps) + 1) + 20
     height = TOP + LANE_HEIGHT * len(lanes) + 10
     failing = story.failing_step()
+    race = find_race(story)
+    decisive = {step.step for step in race.steps} if race is not None else set()
 
     def x(step: int) -> float | None:
         if step in column:
@@ -116,7 +126,9 @@ def timeline_svg(story: Story) -> str:
         f'<svg class="timeline" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}" role="img" aria-label="timeline of the run, one lane per agent">',
         '<defs><marker id="head" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="6" markerHeight="6" '
-        'orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" class="head"/></marker></defs>',
+        'orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" class="head"/></marker>'
+        '<marker id="race-head" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" '
+        'orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" class="race-head"/></marker></defs>',
         f'<text class="axis" x="{LABEL_WIDTH}" y="16">step {steps[0].step if steps else 0} →</text>',
     ]
     for lane in lanes:
@@ -132,10 +144,11 @@ def timeline_svg(story: Story) -> str:
         x1, x2 = x(arrow.source[1]), x(arrow.target[1])
         if x1 is None or x2 is None:
             continue
+        head = "race-head" if arrow.kind == "race" else "head"
         parts.append(
             f'<line class="arrow {arrow.kind}" x1="{x1:.1f}" y1="{y(arrow.source[0]):.1f}" x2="{x2:.1f}" '
-            f'y2="{y(arrow.target[0]):.1f}" marker-end="url(#head)"><title>{escape(arrow.kind)}: '
-            f"{escape(arrow.label)}</title></line>"
+            f'y2="{y(arrow.target[0]):.1f}" marker-end="url(#{head})" data-from="{arrow.source[1]}" '
+            f'data-to="{arrow.target[1]}"><title>{escape(arrow.kind)}: {escape(arrow.label)}</title></line>'
         )
     for step in steps:
         if step.lane not in row:
@@ -145,13 +158,15 @@ def timeline_svg(story: Story) -> str:
         classes = f"step {category(step)}" + (" switch" if step.switched_from else "")
         if step is failing:
             classes += " failing"
+        # An attribute, not a class: the classes say what a step does, this says what it meant.
+        marked = ' data-decisive="true"' if step.step in decisive else ""
         tip = f"step {step.step} · {step.agent}: {step.detail or step.operation}"
         if step.location:
             tip += f" at {step.location}"
         if step.switched_from:
             tip += f" (runs before {step.switched_from})"
         parts.append(
-            f'<rect class="{classes}" data-step="{step.step}" x="{left:.1f}" y="{top}" '
+            f'<rect class="{classes}" data-step="{step.step}"{marked} x="{left:.1f}" y="{top}" '
             f'width="{max(2, width_per_step - 2)}" height="{LANE_HEIGHT - 20}"><title>{escape(tip)}</title></rect>'
         )
         if step is failing:

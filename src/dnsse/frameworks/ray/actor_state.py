@@ -359,6 +359,8 @@ class Call:
         self.stream: Any = None
         # A num_returns="dynamic" call: its one ref holds the refs of what it yielded.
         self.dynamic = False
+        # What the method returned, in a few characters (see dnsse.engine.value_text), once it returned.
+        self.returned: str | None = None
         # An async actor's call runs as this asyncio task on the actor's loop.
         self.task: Any = None
         # The worker running the call, once its agent exists (see calls.start_call).

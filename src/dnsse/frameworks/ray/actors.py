@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dnsse.engine.operation import Access, Operation
+from dnsse.engine.value_text import call_text
 from dnsse.frameworks.ray import options as opts
 from dnsse.frameworks.ray.actor_state import DEFAULT_GROUP, TERMINATE, Actor, ActorExit, Call, terminate
 from dnsse.frameworks.ray.calls import start_call
@@ -158,6 +159,7 @@ class ActorMethod:
         submitter.related.append(call.worker)
         runtime.execution.emit(agent, "actor.call.submit", {
             "actor": actor.label, "method": self._name, "ref": refs[0].number if refs else None,
+            "args": call_text(args, kwargs),
         })
         if call.stream is not None:
             return call.stream

@@ -14,6 +14,7 @@ from typing import Any
 
 from dnsse.engine.agent import ThreadAgent, Wait
 from dnsse.engine.operation import Access, Operation
+from dnsse.engine.value_text import value_text
 from dnsse.frameworks.ray.actor_state import DEAD, EXITED, TERMINATE, ActorExit, Call, crash_of, terminate
 from dnsse.frameworks.ray.coroutines import run_async_call
 from dnsse.frameworks.ray.errors import TaskCancelledError
@@ -83,7 +84,8 @@ def _run(runtime: RayRuntime, agent: ThreadAgent, call: Call) -> None:
                 continue
             store_error(call.refs, call.lost_error())
         actor.finish(call)
-        execution.emit(agent, "actor.call.end", fields)
+        ended = fields if call.returned is None else {**fields, "returned": call.returned}
+        execution.emit(agent, "actor.call.end", ended)
         return
 
 
@@ -142,6 +144,7 @@ def _attempt(runtime: RayRuntime, agent: ThreadAgent, call: Call) -> object:
         store_error(call.refs, TaskCancelledError(f"{call.label} was cancelled while it ran"))
         return None
     store_value(call.refs, value, f"{actor.cls.__qualname__}.{call.method}")
+    call.returned = value_text(value)
     return None
 
 

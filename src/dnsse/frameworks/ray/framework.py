@@ -19,8 +19,10 @@ Events for specifications (actors are named ``Class#N``, tasks by function):
   finishes, ``actor.died`` (``actor``, ``restarting``), ``actor.kill``
   (``actor``), ``actor.crash`` and ``task.crash`` (``worker``) when a fault is
   injected;
-- ``actor.call.submit`` (``actor``, ``method``, ``ref``), ``actor.call.start``,
-  ``actor.call.end`` and ``actor.call.retry`` (``actor``, ``method``);
+- ``actor.call.submit`` (``actor``, ``method``, ``ref``, ``args``: the
+  arguments in a few characters), ``actor.call.start``, ``actor.call.end``
+  (also ``returned``: the value in a few characters, when it returned one)
+  and ``actor.call.retry`` (``actor``, ``method``);
 - ``ray.get`` (``ref``: the first ref's number, ``refs``: how many) when a
   get returns, ``ray.put`` (``ref``), ``ray.wait`` (``ready``: how many).
 """

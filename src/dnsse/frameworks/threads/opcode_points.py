@@ -31,6 +31,15 @@ _SELF_BELOW_CALLABLE = sys.version_info >= (3, 13)
 _EVENT_AT_PREFIX = sys.version_info < (3, 12)
 
 
+# Instructions that take the truth of the value on top of the stack: 3.11's and 3.12's jumps and ``not``,
+# 3.13's TO_BOOL (its jumps and ``not`` then see a bool).
+_TRUTH_TESTS = frozenset((
+    "UNARY_NOT", "TO_BOOL", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_FALSE", "POP_JUMP_FORWARD_IF_TRUE",
+    "POP_JUMP_FORWARD_IF_FALSE", "POP_JUMP_BACKWARD_IF_TRUE", "POP_JUMP_BACKWARD_IF_FALSE", "JUMP_IF_TRUE_OR_POP",
+    "JUMP_IF_FALSE_OR_POP",
+))
+
+
 @dataclass(frozen=True, slots=True)
 class Point:
     """A scheduling point at one instruction: its kind, its place, and how it finds what it touches."""
@@ -110,6 +119,9 @@ def _handler(ins: Instruction, model: AccessModel, rebound_globals: set[str]) ->
         return "item.store", on_data(2, Access.WRITE)
     if op == "CONTAINS_OP":
         return "contains", on_data(1, Access.READ)
+    if op in _TRUTH_TESTS:
+        # ``if not self.items:``: a container's truth is its size, a read that races with an append.
+        return "truth", on_data(1, Access.READ)
     if op in ("GET_ITER", "FOR_ITER"):
         return "iterate", on_data(1, Access.READ)
     if op in ("UNPACK_SEQUENCE", "UNPACK_EX"):

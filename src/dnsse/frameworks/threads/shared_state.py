@@ -9,7 +9,8 @@ names exactly what the opcode will touch (:mod:`accesses`). Every such
 access is a scheduling point of its own, so a step touches at most one
 piece of shared data, and what it announces is what it does.
 
-The opcodes: attribute loads and stores, subscripts, ``in``, iteration
+The opcodes: attribute loads and stores, subscripts, ``in``, truth tests
+(``if items:``, ``not items``), iteration
 (``GET_ITER``, ``FOR_ITER``), unpacking, comparisons and arithmetic on
 containers, ``**``/``*`` merges, f-string formatting, global and cell loads
 and stores, and calls into code that is not traced (builtins, C methods,
