@@ -24,11 +24,12 @@ from dnsse.search.corpus import Corpus, CorpusEntry, EngineStats, admit
 from dnsse.search.directed import DirectedChooser
 from dnsse.search.mutations import (
     Mutant,
-    boundary_mutants,
+    constant_mutants,
     flip_value,
     havoc,
     move_preemption,
     mutate_input,
+    probe_mutants,
     reverse_race,
     splice,
 )
@@ -113,9 +114,10 @@ class FuzzStrategy:
         new_constants = self._learn_constants(self._concolic) if self._concolic is not None else []
         if self._first is None and result.divergence is None and self.slots:
             self._first = CorpusEntry(list(result.choices), dict(result.inputs), [], [], 0, 0, self.name)
-            self._queue(boundary_mutants(self._first, self.slots, []))
+            self._queue(probe_mutants(self._first, self.slots))
         if self._first is not None and new_constants:
-            self._queue(boundary_mutants(self._first, self.slots, new_constants))
+            # The program's own constants are better aimed than any probe: they run first.
+            self._queue(constant_mutants(self._first, self.slots, new_constants), first=True)
         self.stats.count(result, self._execution)
         feedback = result.feedback
         if feedback is not None and self._parent is not None:
@@ -123,12 +125,15 @@ class FuzzStrategy:
         if self.admits:
             admit(self.corpus, result, self.name)
 
-    def _queue(self, mutants: list[Mutant]) -> None:
-        """Queue deterministic mutants; each parallel worker its share of them (all workers derive the same)."""
+    def _queue(self, mutants: list[Mutant], first: bool = False) -> None:
+        """Queue deterministic mutants (``first``: ahead of those queued); each parallel worker its share of them."""
         if self.share is not None:
             worker, workers = self.share
             mutants = mutants[worker::workers]
-        self.pending.extend(mutants)
+        if first:
+            self.pending.extendleft(reversed(mutants))
+        else:
+            self.pending.extend(mutants)
 
     def engine_report(self) -> dict[str, dict[str, int]]:
         return {self.name: self.stats.as_json()}

@@ -17,6 +17,7 @@ fault decision.
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
 import struct
@@ -65,29 +66,58 @@ def mutate_input(
     return None
 
 
-def boundary_mutants(entry: CorpusEntry, slots: Sequence[InputSlot], constants: Sequence[float]) -> list[Mutant]:
-    """AFL's deterministic stage: each input at its range's ends, next to them, and at each given constant."""
+def probe_mutants(entry: CorpusEntry, slots: Sequence[InputSlot]) -> list[Mutant]:
+    """AFL's deterministic stage: each number input at its range's ends and at its probes.
+
+    The probes (:meth:`~dnsse.engine.inputs.Domain.probes`) are the values
+    that find bugs in practice, most often buggy first; the inputs take
+    turns, so every input's best probes run before any input's type limits.
+    """
+    positions = input_positions(entry.choices)
+    if len(positions) != len(slots):
+        return []
+    per_input: list[list[Mutant]] = []
+    for position, slot in zip(positions, slots):
+        domain = slot.domain
+        values: list[object] = []
+        if isinstance(domain, IntDomain) and slot.parameter.bounds is not None:
+            values = [domain.low, domain.high, domain.low + 1, domain.high - 1]
+        elif isinstance(domain, FloatDomain) and slot.parameter.bounds is not None:
+            values = [domain.low, domain.high]
+        if isinstance(domain, (IntDomain, FloatDomain)):
+            values += domain.probes()
+        per_input.append(_mutants_at(entry, position, slot, values, "probe"))
+    return [mutant for turn in itertools.zip_longest(*per_input) for mutant in turn if mutant is not None]
+
+
+def constant_mutants(entry: CorpusEntry, slots: Sequence[InputSlot], constants: Sequence[float]) -> list[Mutant]:
+    """Each number input at each constant the program compared it with, and next to it (CmpLog)."""
     positions = input_positions(entry.choices)
     if len(positions) != len(slots):
         return []
     mutants = []
     for position, slot in zip(positions, slots):
-        domain = slot.domain
         values: list[object] = []
-        if isinstance(domain, IntDomain):
-            values = [domain.low, domain.high, domain.low + 1, domain.high - 1]
-            values += [int(c) + d for c in constants if math.isfinite(c) for d in (0, 1, -1)]
-        elif isinstance(domain, FloatDomain):
-            values = [domain.low, domain.high] + [c for c in constants]
-        seen = {entry.choices[position].index}
-        for value in values:
-            found = domain.index_of(value)
-            if found is None or found[0] in seen:
-                continue
-            seen.add(found[0])
-            plan = list(entry.choices)
-            plan[position] = Choice(ChoiceKind.INPUT, plan[position].options, found[0])
-            mutants.append(Mutant(plan, None, f"input {slot.parameter.name}: boundary"))
+        if isinstance(slot.domain, IntDomain):
+            values = [int(c) + d for c in constants if math.isfinite(c) for d in (0, 1, -1)]
+        elif isinstance(slot.domain, FloatDomain):
+            values = list(constants)
+        mutants += _mutants_at(entry, position, slot, values, "boundary")
+    return mutants
+
+
+def _mutants_at(entry: CorpusEntry, position: int, slot: InputSlot, values: Sequence[object], operator: str) -> list[Mutant]:
+    """``entry`` with its input choice at ``position`` set to each value of the input's domain, once each."""
+    seen = {entry.choices[position].index}
+    mutants = []
+    for value in values:
+        found = slot.domain.index_of(value)
+        if found is None or found[0] in seen:
+            continue
+        seen.add(found[0])
+        plan = list(entry.choices)
+        plan[position] = Choice(ChoiceKind.INPUT, plan[position].options, found[0])
+        mutants.append(Mutant(plan, None, f"input {slot.parameter.name}: {operator}"))
     return mutants
 
 

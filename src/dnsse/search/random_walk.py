@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 from typing import Sequence
 
+from dnsse.engine.inputs import is_open
 from dnsse.search.strategy import execution_seed
 
 
@@ -27,7 +28,8 @@ class RandomChooser:
         return r
 
     def next_value(self, kind: str, options: int) -> int:
-        return self.rng.randrange(options)
+        # An open input (no Range) keeps its default: a blindly drawn int64 is a count no program takes.
+        return 0 if is_open(options) else self.rng.randrange(options)
 
 
 class RandomStrategy:

@@ -1,0 +1,39 @@
+"""Inputs the program rejects: neither a bug nor a pass (DESIGN §1, §2 inputs).
+
+A program rejects the input it was given in two ways: ``dnsse.assume(False)``
+anywhere, or an exception its entry function raises before it took any
+controlled step (argument checking, as ``ValueError("batch must be
+positive")``). The run is then not judged; the campaign counts it and goes
+on, as Hypothesis goes on past an ``assume`` that failed.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Collection
+
+from dnsse.engine.bugs import BugKind
+
+if TYPE_CHECKING:
+    from dnsse.engine.execution import Execution
+
+
+class InputRejected(BaseException):
+    """Raised by ``dnsse.assume(False)``: not an ``Exception``, so the program's ``except Exception`` lets it through."""
+
+
+def rejected_before_first_step(execution: Execution, entry_agents: Collection[int]) -> str | None:
+    """The rejection message when the run's bug is an entry agent's exception before its first controlled step.
+
+    ``entry_agents`` are the agents that run the entry function (the ranks,
+    the driver, the main thread); an agent they start that raises at once is
+    the program's bug, not argument checking.
+    """
+    bug = execution.bug
+    if bug is None or bug.kind != BugKind.EXCEPTION:
+        return None
+    agent = next((a for a in execution.agents if a.name == bug.agent), None)
+    if agent is None or agent.id not in entry_agents:
+        return None
+    if any(who == agent.id and operation.kind != "start" for who, operation in execution.history):
+        return None
+    return f"{bug.agent}: {bug.message}"

@@ -1,0 +1,139 @@
+"""Number inputs without a Range are explored: probes first, then mutation and solving."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from dnsse.engine.input_probes import INT64_MAX, INT64_MIN, float_probes, int_probes
+from dnsse.engine.inputs import OPEN_WIDTH, FloatDomain, IntDomain, is_open
+from dnsse.frameworks.threads.framework import ThreadsFramework
+from tests.helpers import PROGRAMS, load_program
+
+OPEN = PROGRAMS / "open_inputs.py"
+
+
+def check(tmp_path: Path, function: str, *extra: str) -> tuple[subprocess.CompletedProcess, dict]:
+    report = tmp_path / f"{function}.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "dnsse.cli", "check", f"{OPEN}:{function}", "--out", str(tmp_path / "out"),
+         "--json", str(report), *extra],
+        capture_output=True, text=True, timeout=600,
+    )
+    return done, json.loads(report.read_text()) if report.exists() else {}
+
+
+def test_an_int_without_a_range_is_every_int64_with_the_default_first() -> None:
+    (tokens,) = ThreadsFramework().inputs(load_program("open_inputs_threads.py:bounded_batches"))
+    assert isinstance(tokens.domain, IntDomain) and tokens.bounds is None
+    assert (tokens.domain.low, tokens.domain.high) == (INT64_MIN, INT64_MAX)
+    assert tokens.domain.value_of([0]) == 1500
+    assert is_open(tokens.domain.widths()[0])
+
+
+def test_a_float_without_a_range_holds_infinities_and_nan() -> None:
+    domain = FloatDomain(1024.0, -math.inf, math.inf, nan=True)
+    assert domain.widths() == [OPEN_WIDTH] and domain.value_of([0]) == 1024.0
+    for value in (math.inf, -math.inf, 65504.0, 5e-324):
+        assert domain.value_of(domain.index_of(value)) == value
+    assert math.isnan(domain.value_of(domain.index_of(math.nan)))
+
+
+def test_int_probes_start_with_the_defaults_neighbours_and_small_values_and_end_at_the_limits() -> None:
+    probes = int_probes(32, INT64_MIN, INT64_MAX)
+    assert probes[:6] == [33, 31, 0, 1, -1, 2]
+    assert {16, 64, 1023, 1024, 1025, 2**31 - 1, INT64_MIN, INT64_MAX} <= set(probes)
+    assert 32 not in probes and len(probes) == len(set(probes))
+    assert set(int_probes(5, 0, 8)) == {0, 1, 2, 3, 4, 6, 7, 8}
+
+
+def test_float_probes_hold_the_narrow_dtypes_limits_and_the_specials() -> None:
+    probes = float_probes(1024.0, -math.inf, math.inf, nan=True)
+    assert probes[:2] == [math.nextafter(1024.0, math.inf), math.nextafter(1024.0, -math.inf)]
+    assert {0.0, 1.0, -1.0, 512.0, 2048.0, 65504.0, 65520.0, math.inf, -math.inf, 5e-324} <= set(probes)
+    assert math.isnan(probes[-1])
+    assert all(0.0 <= p <= 10.0 for p in float_probes(1.0, 0.0, 10.0, nan=False))
+
+
+@pytest.mark.torch
+def test_the_default_strategy_finds_an_uneven_token_split_in_an_unannotated_int(tmp_path: Path) -> None:
+    done, report = check(tmp_path, "moe_gradient_sync", "--budget", "200", "--seed", "1")
+    assert done.returncode == 1, done.stdout + done.stderr
+    (bug,) = report["bugs"]
+    assert bug["kind"] in ("collective_mismatch", "deadlock")
+    tokens = bug["inputs"]["tokens"]
+    # Plain Python: on 2 ranks with 2 experts, a rank whose share is below 2 leaves an expert without tokens.
+    shares = [tokens // 2 + (1 if rank < tokens % 2 else 0) for rank in range(2)]
+    assert any(0 < share < 2 for share in shares) or shares[0] != shares[1] and min(shares) < 2
+
+
+@pytest.mark.torch
+def test_the_default_strategy_finds_a_float16_overflow_band_in_an_unannotated_float(tmp_path: Path) -> None:
+    done, report = check(tmp_path, "scaled_gradient_sync", "--budget", "300", "--seed", "1")
+    assert done.returncode == 1, done.stdout + done.stderr
+    (bug,) = report["bugs"]
+    scale = bug["inputs"]["loss_scale"]
+    import torch
+
+    finite = [bool(torch.isfinite(torch.full((1,), 1.0 + rank, dtype=torch.float16) * scale).all()) for rank in range(2)]
+    assert finite[0] != finite[1], f"loss_scale={scale} overflows on both ranks or neither"
+
+
+@pytest.mark.torch
+def test_schedule_strategies_keep_an_open_input_at_its_default(tmp_path: Path) -> None:
+    done, report = check(tmp_path, "moe_gradient_sync", "--strategy", "random", "--budget", "30", "--seed", "1")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert report["executions"] == 30
+
+
+@pytest.mark.torch
+def test_pinning_an_open_input_reaches_its_bug_with_any_strategy(tmp_path: Path) -> None:
+    done, report = check(tmp_path, "moe_gradient_sync", "--strategy", "random", "--budget", "5", "--input", "tokens=3")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert report["bugs"][0]["inputs"]["tokens"] == 3
+
+
+THREADS = PROGRAMS / "open_inputs_threads.py"
+
+
+def check_threads(tmp_path: Path, function: str, *extra: str) -> tuple[subprocess.CompletedProcess, dict]:
+    report = tmp_path / f"{function}.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "dnsse.cli", "check", f"{THREADS}:{function}", "--out", str(tmp_path / "out"),
+         "--json", str(report), *extra],
+        capture_output=True, text=True, timeout=600,
+    )
+    return done, json.loads(report.read_text()) if report.exists() else {}
+
+
+def test_a_rejected_input_is_counted_and_never_reported(tmp_path: Path) -> None:
+    done, report = check_threads(tmp_path, "checked_batch", "--budget", "150", "--seed", "1")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert report["bugs"] == [] and report["rejected"] > 0
+    assert f"{report['rejected']} inputs rejected by the program" in done.stdout
+
+
+def test_assume_rejects_an_input_that_passes_argument_checking(tmp_path: Path) -> None:
+    done, report = check_threads(tmp_path, "checked_batch", "--strategy", "random", "--budget", "3", "--input", "batch=7")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert report["rejected"] == 3
+
+
+def test_a_program_that_rejects_every_input_says_so_with_exit_2(tmp_path: Path) -> None:
+    done, _ = check_threads(tmp_path, "rejects_everything", "--budget", "20", "--seed", "1")
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "rejected every input" in done.stderr and "size 3 is not supported" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_assume_outside_a_run_is_an_assertion() -> None:
+    import dnsse
+
+    dnsse.assume(True)
+    with pytest.raises(AssertionError, match="too small"):
+        dnsse.assume(False, "too small")
