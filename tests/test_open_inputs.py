@@ -119,9 +119,9 @@ def test_a_rejected_input_is_counted_and_never_reported(tmp_path: Path) -> None:
 
 
 def test_assume_rejects_an_input_that_passes_argument_checking(tmp_path: Path) -> None:
-    done, report = check_threads(tmp_path, "checked_batch", "--strategy", "random", "--budget", "3", "--input", "batch=7")
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert report["rejected"] == 3
+    done, _ = check_threads(tmp_path, "checked_batch", "--strategy", "random", "--budget", "3", "--input", "batch=7")
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "rejected every input it was given (3 executions): main: dnsse.assume() rejected the input" in done.stderr
 
 
 def test_a_program_that_rejects_every_input_says_so_with_exit_2(tmp_path: Path) -> None:
