@@ -137,3 +137,54 @@ def test_assume_outside_a_run_is_an_assertion() -> None:
     dnsse.assume(True)
     with pytest.raises(AssertionError, match="too small"):
         dnsse.assume(False, "too small")
+
+
+@pytest.mark.parametrize("strategy, seed", [("hybrid", 1), ("fuzz", 2), ("fuzz", 3)])
+def test_a_boundary_bug_is_reported_at_the_boundary_closest_to_the_default(tmp_path: Path, strategy: str, seed: int) -> None:
+    done, report = check_threads(tmp_path, "bounded_batches", "--strategy", strategy, "--budget", "300", "--seed", str(seed))
+    assert done.returncode == 1, done.stdout + done.stderr
+    (bug,) = report["bugs"]
+    # Plain Python: the program fails exactly for tokens <= 1000, and 1000 is the failing value nearest 1500.
+    assert bug["inputs"] == {"tokens": 1000}
+    assert "inputs: tokens=1000" in done.stdout
+    assert "1000 tokens fit one batch" in bug["message"]
+
+
+def test_a_pinned_value_is_never_shrunk(tmp_path: Path) -> None:
+    done, report = check_threads(tmp_path, "bounded_batches", "--strategy", "fuzz", "--budget", "1", "--input", "tokens=573")
+    assert done.returncode == 1, done.stdout + done.stderr
+    # A pinned input is the user's: it is never shrunk.
+    assert report["bugs"][0]["inputs"] == {"tokens": 573}
+
+
+@pytest.mark.torch
+def test_a_float_band_is_reported_at_its_integral_edge_nearest_the_default(tmp_path: Path) -> None:
+    done, report = check(tmp_path, "scaled_gradient_sync", "--budget", "300", "--seed", "1")
+    assert done.returncode == 1, done.stdout + done.stderr
+    import torch
+
+    def rank_one_overflows_alone(scale: float) -> bool:
+        return [bool(torch.isfinite(torch.full((1,), 1.0 + r, dtype=torch.float16) * scale).all()) for r in range(2)] == [True, False]
+
+    scale = report["bugs"][0]["inputs"]["loss_scale"]
+    assert scale.is_integer() and rank_one_overflows_alone(scale) and not rank_one_overflows_alone(scale - 1.0)
+
+
+def test_simplicity_puts_integers_first_then_closeness_to_the_default_then_fewer_bits() -> None:
+    from dnsse.report.shrink_inputs import simplicity
+
+    assert simplicity(1000, 1500) < simplicity(573, 1500) < simplicity(0, 1500)
+    assert simplicity(3.0, 1.0) < simplicity(1.5, 1.0) < simplicity(math.inf, 1.0)
+    assert simplicity(math.nan, 1.0) == simplicity(math.inf, 1.0)
+
+
+def test_one_failure_shown_with_other_values_is_the_same_failure() -> None:
+    from dnsse.engine.bugs import Bug
+    from dnsse.report.shrink_inputs import is_same_failure
+
+    trace = 'Traceback:\n  File "p.py", line 14, in f\nAssertionError: {}'
+    a = Bug("exception", "AssertionError: 573 tokens fit", [trace.format(573)])
+    b = Bug("exception", "AssertionError: 1000 tokens fit", [trace.format(1000)])
+    elsewhere = Bug("exception", "AssertionError: 1000 tokens fit", [trace.format(1000).replace("14", "15")])
+    assert is_same_failure(a, b) and not is_same_failure(a, elsewhere)
+    assert not is_same_failure(Bug("deadlock", "rank 0 waits"), Bug("collective_mismatch", "rank 0 waits"))
