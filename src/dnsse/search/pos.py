@@ -85,3 +85,10 @@ class PosStrategy:
 
     def observe(self, result: object) -> None:
         """POS samples afresh each execution; it does not learn."""
+
+    def state(self) -> dict:
+        """Nothing to save for a resumed campaign: it learns nothing."""
+        return {}
+
+    def restore(self, state: dict, rerun: object = None) -> None:
+        """Nothing to restore: it learns nothing."""

@@ -43,3 +43,10 @@ class RandomStrategy:
 
     def observe(self, result: object) -> None:
         """Random search does not learn."""
+
+    def state(self) -> dict:
+        """Nothing to save for a resumed campaign: it learns nothing."""
+        return {}
+
+    def restore(self, state: dict, rerun: object = None) -> None:
+        """Nothing to restore: it learns nothing."""
