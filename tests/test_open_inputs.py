@@ -188,3 +188,10 @@ def test_one_failure_shown_with_other_values_is_the_same_failure() -> None:
     elsewhere = Bug("exception", "AssertionError: 1000 tokens fit", [trace.format(1000).replace("14", "15")])
     assert is_same_failure(a, b) and not is_same_failure(a, elsewhere)
     assert not is_same_failure(Bug("deadlock", "rank 0 waits"), Bug("collective_mismatch", "rank 0 waits"))
+
+
+def test_a_huge_count_of_work_is_rejected_not_reported_as_a_livelock(tmp_path: Path) -> None:
+    done, report = check_threads(tmp_path, "counted_steps", "--strategy", "fuzz", "--budget", "150", "--seed", "1")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert report["bugs"] == [] and report["inconclusive"] == []
+    assert report["rejected"] >= 1

@@ -27,3 +27,11 @@ def checked_batch(batch: int = 8):
 
 def rejects_everything(size: int = 3):
     raise ValueError(f"size {size} is not supported on this machine")
+
+
+def counted_steps(steps: int = 3):
+    """A count of work with no bug: a huge count is more work than any run finishes, not a livelock."""
+    lock = threading.Lock()
+    for _ in range(max(steps, 0)):
+        with lock:
+            pass

@@ -40,9 +40,9 @@ def int_probes(default: int, low: int, high: int) -> list[int]:
     candidates += [default + 2, default - 2, default // 2 + 1, default * 2 + 1, -2]
     for bits in range(5, 17):
         candidates += [2**bits, 2**bits - 1, 2**bits + 1]
-    candidates += [2**bits for bits in range(17, 63)]
-    candidates += [-(2**31), 2**31 - 1, 2**32, -(2**32)]
-    candidates += [low, high, low + 1, high - 1]
+    # Beyond 2**16 a value is mostly a count no program finishes: a few, the limits of int32 and int64.
+    candidates += [2**20, 2**24, 2**31 - 1, -(2**31), 2**32, 2**53 + 1, -(2**53) - 1]
+    candidates += [high, low, high - 1, low + 1]
     return _distinct_in(candidates, default, lambda v: low <= v <= high)
 
 

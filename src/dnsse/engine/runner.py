@@ -19,7 +19,7 @@ from dnsse.engine.memory import exhausted
 from dnsse.engine.operation import Operation
 from dnsse.engine.output import CapturedOutput, captured_output
 from dnsse.engine.process_calls import process_calls_controlled
-from dnsse.engine.rejection import rejected_before_first_step
+from dnsse.engine.rejection import cut_short, huge_input, rejected_as_too_large, rejected_before_first_step
 from dnsse.engine.target import LoadedTarget
 from dnsse.errors import BadInput
 from dnsse.frameworks.base import Framework
@@ -142,6 +142,9 @@ def run_execution(
             }
             given.update({k: v for k, v in inputs.items() if k not in given})
         with isolated_execution(seed), captured_output(capture_output) as output:
+            huge = huge_input(parameters, inputs, pinned or {})
+            if huge is not None:
+                execution.limits = cut_short(limits)
             framework.start(execution, target, given)
             entry_agents = [agent.id for agent in execution.agents]
             execution.run()
@@ -157,9 +160,13 @@ def run_execution(
                     execution.report_after_run(bug)
     if execution.refusal is not None:
         raise BadInput(execution.refusal)
-    rejection = execution.rejection or rejected_before_first_step(execution, entry_agents)
+    rejection = (
+        execution.rejection
+        or rejected_before_first_step(execution, entry_agents)
+        or rejected_as_too_large(execution, huge)
+    )
     if rejection is not None:
-        execution.bug = None
+        execution.bug = execution.inconclusive = None
     if execution.divergence is None and execution.inconclusive is None and execution.chooser.check is not None:
         unfitting = execution.chooser.check.at_end(len(execution.chooser.made))
         if unfitting is not None:

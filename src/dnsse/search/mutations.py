@@ -25,12 +25,15 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from dnsse.engine.choices import Choice, ChoiceKind
-from dnsse.engine.inputs import FloatDomain, InputSlot, IntDomain
+from dnsse.engine.inputs import FloatDomain, InputSlot, IntDomain, is_open
 from dnsse.search.corpus import CorpusEntry
 from dnsse.search.schedules import Constraint, Schedule, schedule_for
 
 FLOAT_SPECIALS = (0.0, -0.0, 1.0, -1.0, math.inf, -math.inf, 65504.0, -65504.0, 6.1e-5, 3.4028234663852886e38,
                   -3.4028234663852886e38, 1.1754943508222875e-38, 2.0**24, 2.0**31)
+# Random edits of an int without a Range stay within this many bits of it: a huge value is mostly a
+# count no run finishes (the probes and specials still try the type's limits).
+OPEN_BITS = 20
 INT_SPECIALS = (0, 1, -1, 2, 7, 8, 16, 255, 256, 1023, 1024, 65535, 65536, 2**31 - 1, -(2**31), 2**63 - 1, -(2**63))
 
 
@@ -133,7 +136,8 @@ def _new_value(current: object, slot: InputSlot, dictionary: Sequence[float], rn
         if pick == 2:
             return "±1", current + rng.choice((-1, 1))
         if pick == 3:
-            return "bit flip", current ^ (1 << rng.randrange(max(1, min(63, abs(domain.high - domain.low).bit_length()))))
+            width = OPEN_BITS if slot.parameter.bounds is None else abs(domain.high - domain.low).bit_length()
+            return "bit flip", current ^ (1 << rng.randrange(max(1, min(63, width))))
         if pick == 4 and dictionary:
             constant = rng.choice(dictionary)
             return "dictionary", int(constant) + rng.choice((0, 0, -1, 1)) if math.isfinite(constant) else current
@@ -141,6 +145,9 @@ def _new_value(current: object, slot: InputSlot, dictionary: Sequence[float], rn
             return "special", rng.choice(INT_SPECIALS)
         if pick == 6:
             return "small", rng.randint(-16, 16)
+        if slot.parameter.bounds is None:
+            # An open int: a log-uniform distance, so that most values are moderate.
+            return "random", current + rng.choice((-1, 1)) * rng.getrandbits(rng.randrange(1, OPEN_BITS))
         return "random", rng.randint(domain.low, domain.high)
     if isinstance(domain, FloatDomain):
         assert isinstance(current, float)
@@ -161,6 +168,9 @@ def _new_value(current: object, slot: InputSlot, dictionary: Sequence[float], rn
             return "bit flip", struct.unpack("<d", struct.pack("<q", bits))[0]
         if pick == 6:
             return "near", math.nextafter(current, rng.choice((math.inf, -math.inf)))
+        if slot.parameter.bounds is None:
+            # An open float: a log-uniform magnitude, as for ints.
+            return "random", rng.choice((-1.0, 1.0)) * 2.0 ** rng.uniform(-40.0, 40.0)
         return "random", rng.uniform(max(domain.low, -1e300), min(domain.high, 1e300))
     options = domain.widths()[0]
     return "another value", domain.value_of([rng.randrange(options)])
@@ -214,5 +224,8 @@ def havoc(entry: CorpusEntry, rng: random.Random) -> Mutant | None:
         return None
     plan = list(entry.choices)
     for position in rng.sample(positions, min(len(positions), rng.randint(1, 4))):
-        plan[position] = Choice(plan[position].kind, plan[position].options, rng.randrange(plan[position].options))
+        options = plan[position].options
+        # An open input's index is its distance from the default: log-uniform, mostly moderate values.
+        index = rng.getrandbits(rng.randrange(1, OPEN_BITS)) if is_open(options) else rng.randrange(options)
+        plan[position] = Choice(plan[position].kind, options, min(index, options - 1))
     return Mutant(plan, None, "havoc")
