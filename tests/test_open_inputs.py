@@ -195,3 +195,11 @@ def test_a_huge_count_of_work_is_rejected_not_reported_as_a_livelock(tmp_path: P
     assert done.returncode == 0, done.stdout + done.stderr
     assert report["bugs"] == [] and report["inconclusive"] == []
     assert report["rejected"] >= 1
+
+
+def test_worker_processes_count_rejections_and_say_when_all_were(tmp_path: Path) -> None:
+    done, report = check_threads(tmp_path, "checked_batch", "--budget", "100", "--workers", "2")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert report["bugs"] == [] and report["rejected"] > 0
+    done, _ = check_threads(tmp_path, "rejects_everything", "--budget", "20", "--workers", "2")
+    assert done.returncode == 2 and "rejected every input it was given (20 executions)" in done.stderr
