@@ -203,3 +203,12 @@ def test_worker_processes_count_rejections_and_say_when_all_were(tmp_path: Path)
     assert report["bugs"] == [] and report["rejected"] > 0
     done, _ = check_threads(tmp_path, "rejects_everything", "--budget", "20", "--workers", "2")
     assert done.returncode == 2 and "rejected every input it was given (20 executions)" in done.stderr
+
+
+def test_a_parameter_without_annotation_is_an_input_of_its_defaults_type(tmp_path: Path) -> None:
+    (count,) = ThreadsFramework().inputs(load_program("open_inputs_threads.py:unannotated_pairs"))
+    assert count.type is int and count.default == 10
+    done, report = check_threads(tmp_path, "unannotated_pairs", "--budget", "100", "--seed", "1")
+    assert done.returncode == 1, done.stdout + done.stderr
+    # Shrunk to an odd count next to the default (plain Python: only odd counts fail).
+    assert report["bugs"][0]["inputs"]["count"] in (9, 11)

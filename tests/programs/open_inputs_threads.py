@@ -35,3 +35,12 @@ def counted_steps(steps: int = 3):
     for _ in range(max(steps, 0)):
         with lock:
             pass
+
+
+def unannotated_pairs(count=10):
+    """No annotation at all: the default's type makes ``count`` an int input. An odd count leaves one unpaired."""
+    paired = []
+    worker = threading.Thread(target=lambda: paired.extend(range(0, count - 1, 2)))
+    worker.start()
+    worker.join()
+    assert 2 * len(paired) == count, f"{count} items leave one without a pair"

@@ -8,7 +8,7 @@ A program rejects the input it was given in three ways:
   allocation that the value makes impossible (``torch.zeros(-1)``). A
   failed ``assert`` is never argument checking: it is the program's own
   check failing, a bug wherever it stands;
-- a run cut off by the step limit or the wall clock while an input without
+- a run cut off by the step limit, the wall clock or the memory limit while an input without
   a Range holds a value other than its default that is huge
   (:func:`large_for`: beyond :data:`LARGE`, or far beyond the default; or
   an infinite or NaN one):
@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Collection, Mapping, Sequence
 from dnsse.engine.bugs import BugKind
 from dnsse.engine.inputs import InputParameter, is_open
 from dnsse.engine.limits import Limits
+from dnsse.engine.memory import exhausted, is_exhausted
 
 if TYPE_CHECKING:
     from dnsse.engine.execution import Execution
@@ -101,6 +102,7 @@ def cut_short(limits: Limits) -> Limits:
 
 
 def rejected_as_too_large(execution: Execution, huge: str | None) -> str | None:
-    """``huge`` (see :func:`huge_input`) when a limit cut the run off."""
-    cut = execution.inconclusive is not None or execution.bug is not None and execution.bug.kind == BugKind.TIMEOUT
+    """``huge`` (see :func:`huge_input`) when a limit cut the run off: steps, wall clock or memory."""
+    bug = exhausted(execution.bug)
+    cut = execution.inconclusive is not None or bug is not None and (bug.kind == BugKind.TIMEOUT or is_exhausted(bug))
     return huge if cut else None

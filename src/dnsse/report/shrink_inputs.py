@@ -9,8 +9,8 @@ closer to the input's default, then fewer bits. For a program that fails
 for every ``tokens <= 1000`` with a default of 1500, the shrunk value is
 the boundary ``1000``, whichever value the search happened to find.
 
-Each input is shrunk in turn (ints first): a few simple values closer to
-the default, a whole number for a fraction, then a bisection of the
+Each input is shrunk in turn (ints first): the default's next neighbours
+and a few small values, a whole number for a fraction, then a bisection of the
 distance to the default, on the side the found value lies (integers for an
 integral value, floats one ulp apart otherwise). A value is kept only when
 its run shows the same bug; the bisection assumes that the values between
@@ -126,9 +126,10 @@ def _shrink_one(
         return best
     if not isinstance(domain, (IntDomain, FloatDomain)):
         return best
-    for value in (default, *SIMPLE_INTS):
-        if better(float(value) if isinstance(domain, FloatDomain) else value):
-            break
+    # The default, its next neighbours, then small values: the nearest of them that fails, if any.
+    nearby = [default, *(default + step for step in (1, -1, 2, -2)), *SIMPLE_INTS]  # type: ignore[operator]
+    for value in sorted(nearby, key=lambda v: simplicity(v, default)):
+        better(float(value) if isinstance(domain, FloatDomain) else value)
     if isinstance(domain, FloatDomain) and isinstance(current, float) and math.isfinite(current):
         if not current.is_integer():
             toward, away = (math.floor(current), math.ceil(current)) if current > default else (math.ceil(current), math.floor(current))
