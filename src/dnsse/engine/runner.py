@@ -162,7 +162,8 @@ def run_execution(
         raise BadInput(execution.refusal)
     rejection = (
         execution.rejection
-        or rejected_before_first_step(execution, entry_agents)
+        # Without an explored input there is no input to reject: an early exception is the program's bug.
+        or (rejected_before_first_step(execution, entry_agents) if input_slots(parameters, pinned) else None)
         or rejected_as_too_large(execution, huge)
     )
     if rejection is not None:
