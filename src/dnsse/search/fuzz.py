@@ -92,6 +92,11 @@ class FuzzStrategy:
         # (this worker, workers) with parallel workers: each runs its share of the boundary mutants.
         self.share: tuple[int, int] | None = None
 
+    @property
+    def has_pending(self) -> bool:
+        """Whether deterministic mutants (input probes, compared constants) wait to run."""
+        return bool(self.pending)
+
     def chooser_for(self, execution: int) -> Chooser:
         self._execution = execution + 1
         rng = random.Random(execution_seed(self.seed, execution))

@@ -4,8 +4,9 @@ The portfolio never loses badly to the best single engine on a program
 (``benchmarks/portfolio.py`` measures it). Most small bugs fall to the first
 few executions of *some* cheap scheduler, and which one differs from bug to
 bug: so the first executions are diverse probes, one execution of each of
-:data:`PROBES` (random, POS, PCT shallow and deep, then fuzz and symbolic),
-before the bandit specialises.
+:data:`PROBES` (random, symbolic's first run, POS, PCT shallow, fuzz, PCT
+deep), before the bandit specialises. Solved plans and fuzz's probes of the
+inputs then take every other execution while they last.
 
 After them every execution goes to one engine, picked by a discounted
 upper-confidence bandit (D-UCB, Garivier and Moulines 2011): an engine's
@@ -47,7 +48,8 @@ EXPLORATION = 0.5
 BUG_REWARD = 10.0
 PLANS_BONUS = 1.0
 # The first executions, in order: cheap, diverse schedulers first, then the engines that learn.
-PROBES = ("random", "pos", "pct-shallow", "fuzz", "pct", "symbolic")
+# symbolic's first run is a random schedule on the defaults, as cheap as random's, and it starts solving.
+PROBES = ("random", "symbolic", "pos", "pct-shallow", "fuzz", "pct")
 
 
 class HybridStrategy:
@@ -59,13 +61,14 @@ class HybridStrategy:
         self._execution = 0
         self.corpus = Corpus()
         self.symbolic = SymbolicStrategy(seed + 1, self.corpus, admits=False)
+        self.fuzz = FuzzStrategy(seed + 2, self.corpus, admits=False)
         self.engines: dict[str, Strategy] = {
             "random": RandomStrategy(seed + 5),
             "pos": PosStrategy(seed + 6),
             # Depth 1: no preemption, a random priority order (an order violation, a missed notify).
             "pct-shallow": PctStrategy(seed + 7, depth=1),
             "symbolic": self.symbolic,
-            "fuzz": FuzzStrategy(seed + 2, self.corpus, admits=False),
+            "fuzz": self.fuzz,
             "pct": PctStrategy(seed + 3, depth=pct_depth),
         }
         self.advisor = LlmStrategy(seed + 4, advisor if advisor is not None else AdvisorSetup())
@@ -74,6 +77,8 @@ class HybridStrategy:
         self._reward = {name: 0.0 for name in self.engines}
         self._plays = {name: 0.0 for name in self.engines}
         self._last: str | None = None
+        # Whether the next execution after the probes is aimed work's turn (see select).
+        self._aimed_turn = False
         # The bugs found so far, by family (dnsse.search.bug_family): each is credited once.
         self._bugs: set = set()
 
@@ -86,6 +91,10 @@ class HybridStrategy:
     def select(self, rng: random.Random) -> str:
         """The engine with the highest discounted upper confidence bound (each is played once first).
 
+        While symbolic holds solved, unrun plans, or else fuzz holds
+        deterministic probes of the inputs, every other execution runs them:
+        aimed work that the bandit would spread over seven engines.
+
         The advisor plays only while it has untried hints: without one its
         execution would be a random one, which pct and fuzz do better.
         """
@@ -93,6 +102,11 @@ class HybridStrategy:
         for name in (*PROBES, *engines):
             if name in engines and self.stats[name].executions == 0:
                 return name
+        # Solved plans, then fuzz's deterministic probes, are aimed work: they take every other execution.
+        aimed = [name for name, ready in (("symbolic", self.symbolic.has_plans), ("fuzz", self.fuzz.has_pending)) if ready]
+        self._aimed_turn = not self._aimed_turn
+        if aimed and self._aimed_turn:
+            return aimed[0]
         total = sum(self._plays[name] for name in engines)
 
         def bound(name: str) -> float:

@@ -89,7 +89,7 @@ def probe_mutants(entry: CorpusEntry, slots: Sequence[InputSlot]) -> list[Mutant
             values = [domain.low, domain.high]
         if isinstance(domain, (IntDomain, FloatDomain)):
             values += domain.probes()
-        per_input.append(_mutants_at(entry, position, slot, values, "probe"))
+        per_input.append(_mutants_at(entry, position, slot, values, "probe", keep_schedule=False))
     return [mutant for turn in itertools.zip_longest(*per_input) for mutant in turn if mutant is not None]
 
 
@@ -109,16 +109,28 @@ def constant_mutants(entry: CorpusEntry, slots: Sequence[InputSlot], constants: 
     return mutants
 
 
-def _mutants_at(entry: CorpusEntry, position: int, slot: InputSlot, values: Sequence[object], operator: str) -> list[Mutant]:
-    """``entry`` with its input choice at ``position`` set to each value of the input's domain, once each."""
-    seen = {entry.choices[position].index}
+def _mutants_at(
+    entry: CorpusEntry, position: int, slot: InputSlot, values: Sequence[object], operator: str, keep_schedule: bool = True
+) -> list[Mutant]:
+    """``entry`` with its input choice at ``position`` set to each value of the input's domain, once each.
+
+    Without ``keep_schedule`` the plan ends with the inputs (they come first), the other inputs
+    at their defaults, so each value is tried on its own and gets a fresh schedule: a probe's
+    value may need another schedule than the entry's to fail.
+    """
+    seen = {entry.choices[position].index} if keep_schedule else {0}
+    positions = input_positions(entry.choices)
+    end = len(entry.choices) if keep_schedule else positions[-1] + 1
     mutants = []
     for value in values:
         found = slot.domain.index_of(value)
         if found is None or found[0] in seen:
             continue
         seen.add(found[0])
-        plan = list(entry.choices)
+        plan = list(entry.choices[:end])
+        if not keep_schedule:
+            for other in positions:
+                plan[other] = Choice(ChoiceKind.INPUT, plan[other].options, 0)
         plan[position] = Choice(ChoiceKind.INPUT, plan[position].options, found[0])
         mutants.append(Mutant(plan, None, f"input {slot.parameter.name}: {operator}"))
     return mutants
