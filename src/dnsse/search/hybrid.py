@@ -168,12 +168,15 @@ class HybridStrategy:
 
     def restore(self, state: dict, rerun: Rerun) -> None:
         restore_corpus(self.corpus, state["corpus"], rerun)
+        # A state saved before the portfolio had random, pos and pct-shallow leaves them fresh.
         for name, engine in self.engines.items():
-            engine.restore(state["engines"][name], rerun)  # type: ignore[attr-defined]
+            if name in state["engines"]:
+                engine.restore(state["engines"][name], rerun)  # type: ignore[attr-defined]
         for name, stats in self.stats.items():
-            restore_stats(stats, state["stats"][name])
-        self._reward = {name: float(state["reward"][name]) for name in self.engines}
-        self._plays = {name: float(state["plays"][name]) for name in self.engines}
+            if name in state["stats"]:
+                restore_stats(stats, state["stats"][name])
+        self._reward = {name: float(state["reward"].get(name, 0.0)) for name in self.engines}
+        self._plays = {name: float(state["plays"].get(name, 0.0)) for name in self.engines}
 
     def notes(self) -> dict[str, int]:
         """The notes of the engines that keep some (pct: spinning it caught), added up."""
