@@ -13,6 +13,7 @@ from typing import Callable, Iterable, Iterator, Sequence
 
 import pytest
 from dnsse.engine.choices import Chooser
+from dnsse.engine.inputs import is_open
 from dnsse.engine.limits import Limits
 from dnsse.engine.runner import ExecutionResult, run_execution
 from dnsse.engine.target import LoadedTarget, TargetSpec
@@ -53,7 +54,8 @@ class SeededChooser:
         return self.rng.randrange(len(runnable))
 
     def next_value(self, kind: str, options: int) -> int:
-        return self.rng.randrange(options)
+        # Open inputs (no Range) keep their defaults, as the blind strategies keep them.
+        return 0 if is_open(options) else self.rng.randrange(options)
 
 
 def load_program(spec: str, framework: str = "auto") -> LoadedTarget:

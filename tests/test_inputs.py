@@ -50,7 +50,7 @@ def test_inputs_of_every_supported_annotation_are_found() -> None:
     assert set(names) == {"mode", "flag", "kind"}
     assert names["kind"].domain.widths() == [3]
     (steps,) = framework.inputs(load_program("directed_inputs.py:unbounded"))
-    assert steps.domain is None  # no Range: the search keeps the default
+    assert isinstance(steps.domain, IntDomain) and steps.bounds is None  # no Range: every int64, default first
 
 
 def test_random_explores_bool_literal_and_enum_inputs_and_the_trace_replays(tmp_path: Path) -> None:

@@ -9,12 +9,28 @@ from typing import Callable, Sequence
 from dnsse.engine.execution import current_agent
 from dnsse.engine.inputs import Range, TensorSpec
 from dnsse.engine.operation import Access, Operation
+from dnsse.engine.rejection import InputRejected
 
 __all__ = ["emit", "Range", "TensorSpec", "test"]
 
 # Every user event writes this one object: the order of any two events can
 # decide a specification, so a search reorders every pair that can be reordered.
 _EVENTS = (("events", Access.WRITE),)
+
+
+def assume(condition: object, why: str = "") -> None:
+    """Reject the run's input unless ``condition`` holds, as Hypothesis's ``assume`` does.
+
+    A rejected input is counted in the summary and never reported as a bug;
+    the search goes on with other inputs. Outside a controlled run (the
+    program run as plain Python) a false condition raises ``AssertionError``.
+    """
+    if condition:
+        return
+    message = why or "dnsse.assume() rejected the input"
+    if current_agent() is None:
+        raise AssertionError(message)
+    raise InputRejected(message)
 
 
 def emit(name: str, **fields: object) -> None:

@@ -468,6 +468,8 @@ def finish_check(arguments: argparse.Namespace, result: CampaignResult, stories:
     )
     if result.inconclusive:
         summary += f", {len(result.inconclusive)} inconclusive"
+    if result.rejected:
+        summary += f", {counted(result.rejected, 'input')} rejected by the program"
     print(f"\n{summary}" if result.bugs else f"no bug found: {summary}")
     if result.known is not None and result.known.replayed:
         known = result.known

@@ -72,11 +72,15 @@ async def serve_async(clients: int, drop_late_arrivals: bool) -> list[int]:
 
 
 def serve(clients: int = 6) -> None:
+    if clients < 1:
+        raise ValueError(f"clients must be at least 1, got {clients}")
     answers = asyncio.run(serve_async(clients, drop_late_arrivals=False))
     assert answers == [i * i for i in range(clients)], answers
 
 
 def serve_lossy(clients: int = 6) -> None:
+    if clients < 1:
+        raise ValueError(f"clients must be at least 1, got {clients}")
     answers = asyncio.run(serve_async(clients, drop_late_arrivals=True))
     assert answers == [i * i for i in range(clients)], answers
 

@@ -18,6 +18,8 @@ def _snapshot(model):
 
 def checkpoint_on_side_group(rank, world_size, steps: int = 2):
     """The writer agrees on a side group of its own: correct, whatever the interleaving."""
+    if steps < 1:
+        raise ValueError(f"steps must be at least 1, got {steps}")
     dist.init_process_group("gloo", rank=rank, world_size=world_size)
     side = dist.new_group(list(range(world_size)), backend="gloo")
     torch.manual_seed(0)
@@ -58,6 +60,8 @@ def checkpoint_on_default_group(rank, world_size, steps: int = 2):
     all_reduce with a training all_reduce of a weight: a collective mismatch
     (real gloo: a size mismatch error or a hang).
     """
+    if steps < 1:
+        raise ValueError(f"steps must be at least 1, got {steps}")
     dist.init_process_group("gloo", rank=rank, world_size=world_size)
     torch.manual_seed(0)
     model = torch.nn.Linear(4, 2)

@@ -51,8 +51,12 @@ def _serve(locked: bool, requests: int) -> None:
 
 
 def serve_locked(requests: int = 3) -> None:
+    if requests < 1:
+        raise ValueError(f"requests must be at least 1, got {requests}")
     _serve(True, requests)
 
 
 def serve_racy(requests: int = 3) -> None:
+    if requests < 1:
+        raise ValueError(f"requests must be at least 1, got {requests}")
     _serve(False, requests)

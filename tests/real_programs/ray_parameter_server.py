@@ -54,6 +54,11 @@ def async_worker(server, worker, steps):
 
 
 def train_sync(workers: int = 2, rounds: int = 2) -> None:
+    # The final check below holds for one to three workers (four bring the weights to exactly 0).
+    if not 1 <= workers <= 3:
+        raise ValueError(f"workers must be 1 to 3, got {workers}")
+    if rounds < 1:
+        raise ValueError(f"rounds must be at least 1, got {rounds}")
     ray.init()
     server = ParameterServer.remote(2)
     weights = server.get_weights.remote()
@@ -66,6 +71,10 @@ def train_sync(workers: int = 2, rounds: int = 2) -> None:
 
 
 def train_async(workers: int = 2, steps: int = 1) -> None:
+    if workers < 1:
+        raise ValueError(f"workers must be at least 1, got {workers}")
+    if steps < 1:
+        raise ValueError(f"steps must be at least 1, got {steps}")
     ray.init()
     server = ParameterServer.options(max_concurrency=2).remote(2)
     ray.get([async_worker.remote(server, i, steps) for i in range(workers)])

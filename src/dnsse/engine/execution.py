@@ -33,6 +33,7 @@ from dnsse.engine.object_names import ObjectNames
 from dnsse.engine.untraced import gettrace, settrace
 from dnsse.engine.operation import Access, Operation, expiry_of
 from dnsse.engine.readiness import Readiness
+from dnsse.engine.rejection import InputRejected
 from dnsse.engine.run_wait import acquire_within
 from dnsse.engine.running import ExecutionAborted, current_agent
 from dnsse.errors import NotUnderControl
@@ -90,6 +91,8 @@ class Execution:
         self.events: list[Event] = []
         self.bug: Bug | None = None
         self.divergence: str | None = None
+        # Why the program rejected its input (dnsse.assume), when it did: the run is not judged.
+        self.rejection: str | None = None
         # Set when the program called an API dnsse does not control: not a bug, bad input.
         self.refusal: str | None = None
         # Set when the wall-clock limit ended the run: neither a bug nor a pass.
@@ -465,6 +468,9 @@ class Execution:
         except NotUnderControl as error:
             self.refuse(error.message)
             return
+        except InputRejected as error:
+            self.reject(f"{agent.name}: {error}")
+            return
         except Exception as error:  # noqa: BLE001 - a failing transfer is a finding
             self.fail(
                 Bug(
@@ -506,6 +512,9 @@ class Execution:
         if isinstance(error, NotUnderControl):
             self.refuse(error.message)
             return
+        if isinstance(error, InputRejected):
+            self.reject(f"{agent.name}: {error}")
+            return
         self.fail(
             Bug(
                 BugKind.EXCEPTION,
@@ -532,6 +541,14 @@ class Execution:
         if self.bug is None and self.divergence is None:
             bug.step = self.step if bug.step is None else bug.step
             self.bug = bug
+
+    def reject(self, why: str) -> None:
+        """The program rejected its input: stop, judging nothing."""
+        if self.aborted:
+            return
+        self.rejection = why
+        self.aborted = True
+        self._finished.release()
 
     def diverge(self, why: str) -> None:
         if self.aborted:

@@ -9,9 +9,13 @@ harvested constant) asks :meth:`Domain.index_of` for the indices that make it.
 
 Which parameters are inputs (DESIGN §2): keyword parameters with a default
 and a ``bool``, ``str`` with ``Literal[...]``, enum, ``int`` or ``float``
-annotation. An ``int`` or ``float`` is explored only within a
-``Range``: dnsse cannot guess which magnitudes mean something (a step count
-of 10**18 hangs any program), so without one it stays at its default.
+annotation. An ``int`` or ``float`` without a ``Range`` is *open*: its
+domain is every int64 (every float, with the infinities and NaN), at least
+:data:`OPEN_WIDTH` options. Strategies that draw values blindly keep an open
+input at its default (a uniformly drawn int64 is a huge count that a
+program rejects or runs forever on); the ones that explore inputs on
+purpose try its :meth:`Domain.probes` first (``fuzz``), solve for it
+(``symbolic``) and mutate it.
 """
 
 from __future__ import annotations
@@ -22,7 +26,16 @@ import struct
 from dataclasses import dataclass
 from typing import Any, Callable, Protocol, Sequence
 
+from dnsse.engine.input_probes import INT64_MAX, INT64_MIN, float_probes, int_probes
 from dnsse.errors import BadInput
+
+# The options of an open input's choice: no ranged input has this many.
+OPEN_WIDTH = 2**64
+
+
+def is_open(options: int) -> bool:
+    """Whether an ``input`` choice among ``options`` decides an open input (one without a Range)."""
+    return options >= OPEN_WIDTH
 
 
 @dataclass(frozen=True)
@@ -65,6 +78,10 @@ class Domain:
     def describe(self) -> str:
         raise NotImplementedError
 
+    def probes(self) -> list[object]:
+        """Values to try right after the default, most often buggy first (see dnsse.engine.input_probes)."""
+        return []
+
 
 def _zigzag_value(index: int, centre: int, low: int, high: int) -> int:
     """The ``index``-th integer of ``[low, high]`` by distance from ``centre`` (up first)."""
@@ -103,7 +120,12 @@ class IntDomain(Domain):
         return [_zigzag_index(int(value), self.default, self.low, self.high)]
 
     def describe(self) -> str:
+        if (self.low, self.high) == (INT64_MIN, INT64_MAX):
+            return "any int64"
         return f"int in [{self.low}, {self.high}]"
+
+    def probes(self) -> list[object]:
+        return list(int_probes(self.default, self.low, self.high))
 
 
 def float_order(value: float) -> int:
@@ -118,29 +140,44 @@ def float_from_order(order: int) -> float:
 
 
 class FloatDomain(Domain):
-    """Floats of ``[low, high]``, ordered by how many floats lie between them and the default."""
+    """Floats of ``[low, high]``, ordered by how many floats lie between them and the default.
 
-    def __init__(self, default: float, low: float, high: float) -> None:
+    An open float (``nan=True``) is every float: its choice has
+    :data:`OPEN_WIDTH` options, the last ones (past the infinities) NaN.
+    """
+
+    def __init__(self, default: float, low: float, high: float, nan: bool = False) -> None:
         self.default, self.low, self.high = float(default), float(low), float(high)
+        self.nan = nan
         self._centre = float_order(self.default)
         self._low, self._high = float_order(self.low), float_order(self.high)
+        self._numbers = self._high - self._low + 1
 
     def widths(self) -> list[int]:
-        return [self._high - self._low + 1]
+        return [max(self._numbers + 1, OPEN_WIDTH) if self.nan else self._numbers]
 
     def value_of(self, indices: Sequence[int]) -> float:
+        if indices[0] >= self._numbers:
+            return math.nan
         return float_from_order(_zigzag_value(indices[0], self._centre, self._low, self._high))
 
     def index_of(self, value: object) -> list[int] | None:
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
             return None
+        if math.isnan(value):
+            return [self.widths()[0] - 1] if self.nan else None
         order = float_order(float(value))
         if not self._low <= order <= self._high:
             return None
         return [_zigzag_index(order, self._centre, self._low, self._high)]
 
     def describe(self) -> str:
+        if self.nan:
+            return "any float"
         return f"float in [{self.low:g}, {self.high:g}]"
+
+    def probes(self) -> list[object]:
+        return list(float_probes(self.default, self.low, self.high, self.nan))
 
 
 class ListDomain(Domain):
@@ -256,8 +293,8 @@ class InputAware(Protocol):
 class InputParameter:
     """A keyword parameter of the entry point that is an input.
 
-    ``domain`` is ``None`` when the search keeps the default (an int or float
-    without a Range); ``--input`` can still pin it.
+    ``bounds`` is ``None`` for an open int or float (no Range); ``--input``
+    pins any input.
     """
 
     name: str
@@ -318,15 +355,19 @@ def domain_for(hint: Any, default: object, extras: Sequence[object]) -> tuple[An
         return bool, ListDomain(default, [False, True], "bool"), None
     if isinstance(hint, type) and issubclass(hint, enum.Enum):
         return hint, ListDomain(default, list(hint), hint.__name__), None
-    if hint is int and isinstance(default, int):
+    if hint is int and isinstance(default, int) and not isinstance(default, bool):
         if bounds is None:
-            return int, None, None
+            if not INT64_MIN <= default <= INT64_MAX:
+                return int, None, None
+            return int, IntDomain(default, INT64_MIN, INT64_MAX), None
         low, high = math.ceil(bounds.low), math.floor(bounds.high)
         _check_bounds(low, high, default)
         return int, IntDomain(default, low, high), bounds
     if hint is float and isinstance(default, (int, float)):
         if bounds is None:
-            return float, None, None
+            if math.isnan(default):
+                return float, None, None
+            return float, FloatDomain(float(default), -math.inf, math.inf, nan=True), None
         _check_bounds(bounds.low, bounds.high, default)
         return float, FloatDomain(float(default), bounds.low, bounds.high), bounds
     return None

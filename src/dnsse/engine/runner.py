@@ -19,6 +19,7 @@ from dnsse.engine.memory import exhausted
 from dnsse.engine.operation import Operation
 from dnsse.engine.output import CapturedOutput, captured_output
 from dnsse.engine.process_calls import process_calls_controlled
+from dnsse.engine.rejection import cut_short, huge_input, rejected_as_too_large, rejected_before_first_step
 from dnsse.engine.target import LoadedTarget
 from dnsse.errors import BadInput, EngineFailure
 from dnsse.frameworks.base import Framework
@@ -66,6 +67,8 @@ class ExecutionResult:
     inconclusive: Inconclusive | None = None
     # Where the scheduler stalled the agents that could run so that a deadline came first (dnsse.engine.clock).
     stalls: list[Stall] = field(default_factory=list)
+    # Why the program rejected this run's input (dnsse.engine.rejection): then ``bug`` is None.
+    rejected: str | None = None
 
 
 def _choices(result: ExecutionResult) -> list[Choice]:
@@ -139,7 +142,11 @@ def run_execution(
             }
             given.update({k: v for k, v in inputs.items() if k not in given})
         with isolated_execution(seed), captured_output(capture_output) as output:
+            huge = huge_input(parameters, inputs, pinned or {})
+            if huge is not None:
+                execution.limits = cut_short(limits)
             framework.start(execution, target, given)
+            entry_agents = [agent.id for agent in execution.agents]
             execution.run()
             if execution.bug is None and execution.divergence is None and execution.inconclusive is None:
                 bug = framework.finish(execution)
@@ -155,6 +162,14 @@ def run_execution(
         raise EngineFailure.in_execution(execution.failure, execution.step)
     if execution.refusal is not None:
         raise BadInput(execution.refusal)
+    rejection = (
+        execution.rejection
+        # Without an explored input there is no input to reject: an early exception is the program's bug.
+        or (rejected_before_first_step(execution, entry_agents) if input_slots(parameters, pinned) else None)
+        or rejected_as_too_large(execution, huge)
+    )
+    if rejection is not None:
+        execution.bug = execution.inconclusive = None
     if execution.divergence is None and execution.inconclusive is None and execution.chooser.check is not None:
         unfitting = execution.chooser.check.at_end(len(execution.chooser.made))
         if unfitting is not None:
@@ -178,4 +193,5 @@ def run_execution(
         untrusted=execution.untrusted,
         inconclusive=execution.inconclusive,
         stalls=list(execution.clock.stalls),
+        rejected=rejection,
     )

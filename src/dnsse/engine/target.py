@@ -300,8 +300,17 @@ def _framework_of_files(files: typing.Iterable[str]) -> str:
     return found
 
 
+# The types of unannotated defaults that make a parameter an input.
+_UNANNOTATED = {bool: bool, int: int, float: float}
+
+
 def input_parameters(function: typing.Callable, skip: int = 0) -> list[InputParameter]:
-    """Keyword parameters with a default and an input annotation (see dnsse.engine.inputs)."""
+    """Keyword parameters with a default and an input annotation (see dnsse.engine.inputs).
+
+    A parameter without an annotation whose default is a ``bool``, ``int``
+    or ``float`` is an input of its default's type: ``tokens=32`` is
+    ``tokens: int = 32``.
+    """
     import inspect
 
     try:
@@ -311,9 +320,11 @@ def input_parameters(function: typing.Callable, skip: int = 0) -> list[InputPara
     parameters = list(inspect.signature(function).parameters.values())[skip:]
     found = []
     for parameter in parameters:
-        if parameter.default is inspect.Parameter.empty or parameter.name not in hints:
+        if parameter.default is inspect.Parameter.empty:
             continue
-        hint = hints[parameter.name]
+        hint = hints.get(parameter.name, _UNANNOTATED.get(type(parameter.default)))
+        if hint is None:
+            continue
         extras: tuple = ()
         if typing.get_origin(hint) is typing.Annotated:
             hint, *rest = typing.get_args(hint)

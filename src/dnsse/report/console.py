@@ -62,6 +62,8 @@ class CheckConsole:
     def execution(self, number: int, result: ExecutionResult, recorder: ArcRecorder | None) -> None:
         if self.verbose:
             outcome = f"{result.bug.kind}: {result.bug.message}" if result.bug is not None else "passed"
+            if result.rejected is not None:
+                outcome = f"input rejected ({result.rejected})"
             if result.divergence is not None:
                 outcome = f"diverged: {result.divergence}"
             self.print(f"execution {number}: {outcome} ({result.steps} steps, {result.elapsed_s:.3f}s)")

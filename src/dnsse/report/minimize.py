@@ -11,7 +11,9 @@ choice sequences:
    still shows the bug (scanned for short sequences, bisected for long ones);
 2. then, choice by choice from the end and in passes until nothing improves,
    the default answer (let the current agent go on unless it spins; the first value) instead
-   of the recorded one, or no answer at all (the later choices move up).
+   of the recorded one, or no answer at all (the later choices move up);
+3. last, each input value towards the default and simpler values, as
+   Hypothesis shrinks numbers (:mod:`dnsse.report.shrink_inputs`).
 
 The score is the number of answers that differ from the default, i.e. the
 preemptions and non-default values a person has to read. Every kept sequence
@@ -38,11 +40,13 @@ from __future__ import annotations
 import time
 from typing import Callable, Sequence
 
+from dnsse.engine.bugs import Bug
 from dnsse.engine.choices import Choice, ChoiceKind, FirstChooser
 from dnsse.engine.determinism import Expected
 from dnsse.engine.operation import Operation
 from dnsse.engine.runner import ExecutionResult
 from dnsse.errors import NotDeterministic
+from dnsse.report.shrink_inputs import is_same_failure, shrink_inputs
 from dnsse.search.finish import Finish
 
 # A planned answer: the recorded choice, or None for "the default here".
@@ -130,30 +134,37 @@ def minimize(
     # The non-default positions of each reproducing run, by the run's id (the runs stay in outcomes).
     positions: dict[int, list[int]] = {}
     # What each plan run so far showed, by its answers: the same plan is the same run.
-    outcomes: dict[tuple[tuple[str, int, int] | None, ...], tuple[ExecutionResult, int] | None] = {}
+    outcomes: dict[tuple[tuple[str, int, int] | None, ...], tuple[ExecutionResult, int]] = {}
+    # The bug's failure, whatever values its message shows: what an input's new value must still show.
+    origin: list[Bug] = []
 
     # The run of the default schedule (the empty plan), once it ran.
     default_runs: list[ExecutionResult] = []
 
-    def attempt(plan: Plan, trusted: int) -> tuple[ExecutionResult, int] | None:
-        """Run ``plan``, whose first ``trusted`` answers are the recorded choices of an earlier run."""
+    def attempt(plan: Plan, trusted: int, same_failure: bool = False) -> tuple[ExecutionResult, int] | None:
+        """Run ``plan``, whose first ``trusted`` answers are the recorded choices of an earlier run.
+
+        The run counts when it shows the same bug, or with ``same_failure``
+        the same failure with other values in its message.
+        """
         nonlocal attempts
         key = _key(plan)
-        if key in outcomes:
-            return outcomes[key]
-        attempts += 1
-        chooser = GuidedChooser(plan)
-        result = run(chooser, Expected([c for c in plan[:trusted] if c is not None], complete=False))
-        if result.divergence is not None:
-            raise NotDeterministic(result.divergence)
-        if not key:
-            default_runs.append(result)
-        found = None
-        if result.bug is not None and result.bug.signature() == signature:
-            found = result, chooser.deviations
+        if key not in outcomes:
+            attempts += 1
+            chooser = GuidedChooser(plan)
+            result = run(chooser, Expected([c for c in plan[:trusted] if c is not None], complete=False))
+            if result.divergence is not None:
+                raise NotDeterministic(result.divergence)
+            if not key:
+                default_runs.append(result)
             positions[id(result)] = chooser.deviated
-        outcomes[key] = found
-        return found
+            outcomes[key] = result, chooser.deviations
+        result, deviations = outcomes[key]
+        if result.bug is None:
+            return None
+        if result.bug.signature() == signature or same_failure and origin and is_same_failure(result.bug, origin[0]):
+            return result, deviations
+        return None
 
     def budget_left() -> bool:
         return attempts < max_attempts and time.perf_counter() < deadline
@@ -161,6 +172,7 @@ def minimize(
     baseline = attempt(list(choices), len(choices))
     if baseline is None:
         return None
+    origin.append(baseline[0].bug)  # type: ignore[arg-type]
     best, best_score = baseline
     if best_score == 0:
         return best
@@ -231,7 +243,20 @@ def minimize(
                     improved = True
                     break
             index = min(index, len(best.choices)) - 1
-    return best
+
+    # 3. The input values, each as simple as the bug allows (dnsse.report.shrink_inputs).
+    def try_index(kept: ExecutionResult, position: int, answer: int) -> ExecutionResult | None:
+        nonlocal best_score
+        plan: Plan = list(kept.choices)
+        chosen = kept.choices[position]
+        plan[position] = Choice(chosen.kind, chosen.options, answer)
+        found = attempt(plan, position, same_failure=True)
+        if found is None or found[1] > max(best_score, 1):
+            return None
+        best_score = found[1]
+        return found[0]
+
+    return shrink_inputs(best, try_index, budget_left)
 
 
 def _key(plan: Plan) -> tuple[tuple[str, int, int] | None, ...]:

@@ -55,6 +55,8 @@ def campaign_report(result: CampaignResult, seed: int | None = None, stories: li
         "unverified_reason": result.unverified,
         # Executions cut off by the wall-clock limit: neither bugs nor passes, and where each agent stood.
         "inconclusive": [run.to_json() for run in result.inconclusive],
+        # Executions whose input the program rejected (dnsse.assume, argument checking): never bugs.
+        "rejected": result.rejected,
         # llm and hybrid: per advisor (offline, model), calls, tokens, latency, cache hits, hints.
         "advisor": result.advisor,
         # The known failures of the target replayed before the search (null: none); their bugs have execution 0.

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterator, Sequence
 
 from dnsse.engine.choices import ChoiceKind, Chooser
+from dnsse.engine.inputs import is_open
 from dnsse.engine.runner import ExecutionResult
 
 
@@ -43,7 +44,8 @@ class _OdometerChooser:
         return index
 
     def next_value(self, kind: str, options: int) -> int:
-        if kind == ChoiceKind.SEED:
+        # The seed, and an int or float without a Range, keep their value, as dfs keeps them.
+        if kind == ChoiceKind.SEED or is_open(options):
             return 0
         return self._take(options)
 

@@ -24,6 +24,7 @@ from dnsse.engine.inconclusive import Inconclusive
 from dnsse.engine.memory import is_exhausted, memory_limit
 from dnsse.engine.runner import ExecutionResult, Monitor, run_execution
 from dnsse.engine.inputs import InputParameter, show_value
+from dnsse.search.rejections import Rejections
 from dnsse.engine.target import LoadedTarget, TargetSpec
 from dnsse.errors import BadInput
 from dnsse.frameworks.base import Framework, framework_named
@@ -144,6 +145,8 @@ class CampaignResult:
     semantics: str | None = None
     # What the known failures replayed first did (None: none were replayed).
     known: KnownFailures | None = None
+    # Executions whose input the program rejected (dnsse.assume, argument checking): never bugs.
+    rejected: int = 0
 
 
 def load(
@@ -193,6 +196,7 @@ class Campaign:
         self.coverage_map = CoverageMap(self.recorder) if feedback and self.recorder is not None else None
         self.found: list[FoundBug] = []
         self.inconclusive: list[InconclusiveRun] = []
+        self.rejections = Rejections()
         self.started = time.perf_counter()
         self._monitors = [self.suite] if self.suite is not None else []
         # One bug once: each bug found so far, by its family (see dnsse.search.bug_family); None while
@@ -263,6 +267,9 @@ class Campaign:
         """
         if result.inconclusive is not None:
             self.inconclusive.append(InconclusiveRun(execution, result.inconclusive))
+            return None
+        if result.rejected is not None:
+            self.rejections.count(result.rejected)
             return None
         if result.bug is None:
             return None
@@ -365,6 +372,7 @@ class Campaign:
         search: dict[str, int] | None = None,
         unverified: str | None = None,
     ) -> CampaignResult:
+        self.rejections.check_some_accepted(executions, bool(self.found))
         if self.inconclusive and verified is not None:
             # A run cut off by the wall clock was never judged: the search covered less than it says.
             verified = None
@@ -388,6 +396,7 @@ class Campaign:
             search=search or {},
             unverified=unverified,
             inconclusive=list(self.inconclusive),
+            rejected=self.rejections.runs,
             semantics=getattr(self.framework, "semantics", None),
         )
 

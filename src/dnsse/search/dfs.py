@@ -47,6 +47,7 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 from dnsse.engine.choices import ChoiceKind, FirstChooser, TraceDivergence
+from dnsse.engine.inputs import is_open
 from dnsse.engine.operation import Operation, is_expiry
 from dnsse.engine.object_names import number_of
 from dnsse.engine.runner import ExecutionResult
@@ -129,6 +130,8 @@ class DfsChooser:
         if kind == ChoiceKind.SEED:
             return SEED
         if kind == ChoiceKind.INPUT:
+            if is_open(options):
+                return 0  # an int or float without a Range keeps its value, as MODEL_EXCLUDES says
             if self.input_combinations * options > INPUT_COMBINATIONS:
                 self.inputs_kept += 1
                 self.search.inputs_kept = max(self.search.inputs_kept, self.inputs_kept)

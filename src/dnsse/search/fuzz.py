@@ -20,15 +20,18 @@ from collections import deque
 
 from dnsse.engine.choices import Chooser, ChoiceKind, FirstChooser
 from dnsse.engine.inputs import InputSlot
+from dnsse.engine.rejection import large_for
 from dnsse.search.corpus import Corpus, CorpusEntry, EngineStats, admit
 from dnsse.search.directed import DirectedChooser
 from dnsse.search.mutations import (
     Mutant,
-    boundary_mutants,
+    constant_mutants,
     flip_value,
+    input_positions,
     havoc,
     move_preemption,
     mutate_input,
+    probe_mutants,
     reverse_race,
     splice,
 )
@@ -51,6 +54,21 @@ EXPLORE = 0.1
 DICTIONARY_LIMIT = 256
 
 
+def _magnitude(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+        return None
+    return abs(float(value))
+
+
+def _probed_value(mutant: Mutant, name: str, slots: list[InputSlot]) -> float | None:
+    """The magnitude of the value a probe mutant gives input ``name``."""
+    positions = input_positions(mutant.plan)
+    for position, slot in zip(positions, slots):
+        if slot.parameter.name == name:
+            return _magnitude(slot.domain.value_of([mutant.plan[position].index]))
+    return None
+
+
 class FuzzStrategy:
     name = "fuzz"
     wants_feedback = True
@@ -69,8 +87,15 @@ class FuzzStrategy:
         self.pending: deque[Mutant] = deque()
         self._first: CorpusEntry | None = None
         self._concolic: Concolic | None = None
+        # The deterministic mutant the current execution runs, if it runs one.
+        self._mutant: Mutant | None = None
         # (this worker, workers) with parallel workers: each runs its share of the boundary mutants.
         self.share: tuple[int, int] | None = None
+
+    @property
+    def has_pending(self) -> bool:
+        """Whether deterministic mutants (input probes, compared constants) wait to run."""
+        return bool(self.pending)
 
     def chooser_for(self, execution: int) -> Chooser:
         self._execution = execution + 1
@@ -79,6 +104,7 @@ class FuzzStrategy:
         self._concolic = Concolic()
         self._parent = None
         mutant = self.pending.popleft() if self.pending else None
+        self._mutant = mutant
         if mutant is None and self.corpus.has_share() and rng.random() >= EXPLORE:
             self._parent = self.corpus.pick(rng)
             mutant = self.mutate(self._parent, rng)
@@ -110,12 +136,15 @@ class FuzzStrategy:
 
     def observe(self, result) -> None:  # type: ignore[no-untyped-def]
         self.slots = result.slots
+        if result.rejected is not None and self._mutant is not None and self._mutant.operator.endswith(": probe"):
+            self._drop_larger_probes(result)
         new_constants = self._learn_constants(self._concolic) if self._concolic is not None else []
         if self._first is None and result.divergence is None and self.slots:
             self._first = CorpusEntry(list(result.choices), dict(result.inputs), [], [], 0, 0, self.name)
-            self._queue(boundary_mutants(self._first, self.slots, []))
+            self._queue(probe_mutants(self._first, self.slots))
         if self._first is not None and new_constants:
-            self._queue(boundary_mutants(self._first, self.slots, new_constants))
+            # The program's own constants are better aimed than any probe: they run first.
+            self._queue(constant_mutants(self._first, self.slots, new_constants), first=True)
         self.stats.count(result, self._execution)
         feedback = result.feedback
         if feedback is not None and self._parent is not None:
@@ -123,12 +152,31 @@ class FuzzStrategy:
         if self.admits:
             admit(self.corpus, result, self.name)
 
-    def _queue(self, mutants: list[Mutant]) -> None:
-        """Queue deterministic mutants; each parallel worker its share of them (all workers derive the same)."""
+    def _drop_larger_probes(self, rejected) -> None:  # type: ignore[no-untyped-def]
+        """A probe too large for the program: the larger probes of the same input would be rejected too."""
+        assert self._mutant is not None
+        name = self._mutant.operator.split(":")[0].removeprefix("input ")
+        size = _magnitude(rejected.inputs.get(name))
+        slot = next((slot for slot in self.slots if slot.parameter.name == name), None)
+        if size is None or slot is None or size <= large_for(slot.parameter.default):
+            return
+        kept = deque()
+        for mutant in self.pending:
+            value = _probed_value(mutant, name, self.slots)
+            if mutant.operator == self._mutant.operator and value is not None and value >= size:
+                continue
+            kept.append(mutant)
+        self.pending = kept
+
+    def _queue(self, mutants: list[Mutant], first: bool = False) -> None:
+        """Queue deterministic mutants (``first``: ahead of those queued); each parallel worker its share of them."""
         if self.share is not None:
             worker, workers = self.share
             mutants = mutants[worker::workers]
-        self.pending.extend(mutants)
+        if first:
+            self.pending.extendleft(reversed(mutants))
+        else:
+            self.pending.extend(mutants)
 
     def engine_report(self) -> dict[str, dict[str, int]]:
         return {self.name: self.stats.as_json()}

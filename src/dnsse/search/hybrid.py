@@ -1,12 +1,22 @@
-"""``hybrid``, the default: fuzz, symbolic, pct and the advisor share one budget and one corpus.
+"""``hybrid``, the default: a portfolio of every engine, sharing one budget and one corpus.
 
-Every execution goes to one engine, picked by a discounted upper-confidence
-bandit (D-UCB, Garivier and Moulines 2011): an engine's value is the
-coverage and bugs its recent executions found, older results fading by
-:data:`DISCOUNT` per execution, plus an exploration bonus that grows while
-an engine is not played. So executions flow to whichever engine found
-something recently, and an engine that dried up is still tried now and
-then. ``symbolic`` holding solved, unrun plans counts as a promise, since a
+The portfolio never loses badly to the best single engine on a program
+(``benchmarks/portfolio.py`` measures it). Most small bugs fall to the first
+few executions of *some* cheap scheduler, and which one differs from bug to
+bug: so the first executions are diverse probes, one execution of each of
+:data:`PROBES` (random, symbolic's first run, POS, PCT shallow, fuzz, PCT
+deep), before the bandit specialises. Solved plans and fuzz's probes of the
+inputs then take every other execution while they last.
+
+After them every execution goes to one engine, picked by a discounted
+upper-confidence bandit (D-UCB, Garivier and Moulines 2011): an engine's
+value is the coverage and bugs its recent executions found, older results
+fading by :data:`DISCOUNT` per execution, plus an exploration bonus that
+grows while an engine is not played. So executions flow to whichever
+engine found something recently, and an engine that dried up is still
+tried now and then. A bug is credited once, to the engine that found it
+first: an engine that hits a known bug again (``--keep-going``) earns
+nothing for it. ``symbolic`` holding solved, unrun plans counts as a promise, since a
 solved plan is a branch nobody has taken. The advisor (see
 :mod:`dnsse.search.llm`) draws its hints from every execution, whoever ran it.
 
@@ -22,10 +32,13 @@ import math
 import random
 
 from dnsse.engine.choices import Chooser
+from dnsse.search.bug_family import bug_family
 from dnsse.search.corpus import Corpus, EngineStats, admit
 from dnsse.search.fuzz import FuzzStrategy
 from dnsse.search.llm import AdvisorSetup, LlmStrategy
 from dnsse.search.pct import PctStrategy
+from dnsse.search.pos import PosStrategy
+from dnsse.search.random_walk import RandomStrategy
 from dnsse.search.saved_learning import Rerun, corpus_state, restore_corpus, restore_stats, stats_state
 from dnsse.search.strategy import Strategy, execution_seed, notes_of
 from dnsse.search.symbolic import SymbolicStrategy
@@ -34,6 +47,9 @@ DISCOUNT = 0.97
 EXPLORATION = 0.5
 BUG_REWARD = 10.0
 PLANS_BONUS = 1.0
+# The first executions, in order: cheap, diverse schedulers first, then the engines that learn.
+# symbolic's first run is a random schedule on the defaults, as cheap as random's, and it starts solving.
+PROBES = ("random", "symbolic", "pos", "pct-shallow", "fuzz", "pct")
 
 
 class HybridStrategy:
@@ -45,9 +61,14 @@ class HybridStrategy:
         self._execution = 0
         self.corpus = Corpus()
         self.symbolic = SymbolicStrategy(seed + 1, self.corpus, admits=False)
+        self.fuzz = FuzzStrategy(seed + 2, self.corpus, admits=False)
         self.engines: dict[str, Strategy] = {
+            "random": RandomStrategy(seed + 5),
+            "pos": PosStrategy(seed + 6),
+            # Depth 1: no preemption, a random priority order (an order violation, a missed notify).
+            "pct-shallow": PctStrategy(seed + 7, depth=1),
             "symbolic": self.symbolic,
-            "fuzz": FuzzStrategy(seed + 2, self.corpus, admits=False),
+            "fuzz": self.fuzz,
             "pct": PctStrategy(seed + 3, depth=pct_depth),
         }
         self.advisor = LlmStrategy(seed + 4, advisor if advisor is not None else AdvisorSetup())
@@ -56,6 +77,10 @@ class HybridStrategy:
         self._reward = {name: 0.0 for name in self.engines}
         self._plays = {name: 0.0 for name in self.engines}
         self._last: str | None = None
+        # Whether the next execution after the probes is aimed work's turn (see select).
+        self._aimed_turn = False
+        # The bugs found so far, by family (dnsse.search.bug_family): each is credited once.
+        self._bugs: set = set()
 
     def chooser_for(self, execution: int) -> Chooser:
         self._execution = execution + 1
@@ -66,13 +91,22 @@ class HybridStrategy:
     def select(self, rng: random.Random) -> str:
         """The engine with the highest discounted upper confidence bound (each is played once first).
 
+        While symbolic holds solved, unrun plans, or else fuzz holds
+        deterministic probes of the inputs, every other execution runs them:
+        aimed work that the bandit would spread over seven engines.
+
         The advisor plays only while it has untried hints: without one its
         execution would be a random one, which pct and fuzz do better.
         """
         engines = [name for name in self.engines if name != "advisor" or self.advisor.has_hints]
-        for name in engines:
-            if self.stats[name].executions == 0:
+        for name in (*PROBES, *engines):
+            if name in engines and self.stats[name].executions == 0:
                 return name
+        # Solved plans, then fuzz's deterministic probes, are aimed work: they take every other execution.
+        aimed = [name for name, ready in (("symbolic", self.symbolic.has_plans), ("fuzz", self.fuzz.has_pending)) if ready]
+        self._aimed_turn = not self._aimed_turn
+        if aimed and self._aimed_turn:
+            return aimed[0]
         total = sum(self._plays[name] for name in engines)
 
         def bound(name: str) -> float:
@@ -92,14 +126,15 @@ class HybridStrategy:
             self.advisor.learn(result)
         self.advisor.take_advice()
         stats = self.stats[name]
-        bugs_before = stats.bugs
         stats.count(result, self._execution)
         admit(self.corpus, result, name)
         feedback = result.feedback
         reward = 0.0
         if feedback is not None:
             reward += min(feedback.new_branches + feedback.new_interleavings / 2, 5.0)
-        reward += BUG_REWARD * (stats.bugs - bugs_before)
+        if result.bug is not None and bug_family(result.bug) not in self._bugs:
+            self._bugs.add(bug_family(result.bug))
+            reward += BUG_REWARD
         for engine in self.engines:
             self._reward[engine] *= DISCOUNT
             self._plays[engine] *= DISCOUNT
@@ -133,13 +168,20 @@ class HybridStrategy:
 
     def restore(self, state: dict, rerun: Rerun) -> None:
         restore_corpus(self.corpus, state["corpus"], rerun)
+        # A state saved before the portfolio had random, pos and pct-shallow leaves them fresh.
         for name, engine in self.engines.items():
-            engine.restore(state["engines"][name], rerun)  # type: ignore[attr-defined]
+            if name in state["engines"]:
+                engine.restore(state["engines"][name], rerun)  # type: ignore[attr-defined]
         for name, stats in self.stats.items():
-            restore_stats(stats, state["stats"][name])
-        self._reward = {name: float(state["reward"][name]) for name in self.engines}
-        self._plays = {name: float(state["plays"][name]) for name in self.engines}
+            if name in state["stats"]:
+                restore_stats(stats, state["stats"][name])
+        self._reward = {name: float(state["reward"].get(name, 0.0)) for name in self.engines}
+        self._plays = {name: float(state["plays"].get(name, 0.0)) for name in self.engines}
 
     def notes(self) -> dict[str, int]:
-        """The notes of the engines that keep some (pct: spinning it caught)."""
-        return notes_of(self.engines["pct"])
+        """The notes of the engines that keep some (pct: spinning it caught), added up."""
+        notes: dict[str, int] = {}
+        for name in ("pct", "pct-shallow"):
+            for key, count in notes_of(self.engines[name]).items():
+                notes[key] = notes.get(key, 0) + count
+        return notes

@@ -17,6 +17,7 @@ fault decision.
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
 import struct
@@ -24,12 +25,15 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from dnsse.engine.choices import Choice, ChoiceKind
-from dnsse.engine.inputs import FloatDomain, InputSlot, IntDomain
+from dnsse.engine.inputs import FloatDomain, InputSlot, IntDomain, is_open
 from dnsse.search.corpus import CorpusEntry
 from dnsse.search.schedules import Constraint, Schedule, schedule_for
 
 FLOAT_SPECIALS = (0.0, -0.0, 1.0, -1.0, math.inf, -math.inf, 65504.0, -65504.0, 6.1e-5, 3.4028234663852886e38,
                   -3.4028234663852886e38, 1.1754943508222875e-38, 2.0**24, 2.0**31)
+# Random edits of an int without a Range stay within this many bits of it: a huge value is mostly a
+# count no run finishes (the probes and specials still try the type's limits).
+OPEN_BITS = 20
 INT_SPECIALS = (0, 1, -1, 2, 7, 8, 16, 255, 256, 1023, 1024, 65535, 65536, 2**31 - 1, -(2**31), 2**63 - 1, -(2**63))
 
 
@@ -65,29 +69,70 @@ def mutate_input(
     return None
 
 
-def boundary_mutants(entry: CorpusEntry, slots: Sequence[InputSlot], constants: Sequence[float]) -> list[Mutant]:
-    """AFL's deterministic stage: each input at its range's ends, next to them, and at each given constant."""
+def probe_mutants(entry: CorpusEntry, slots: Sequence[InputSlot]) -> list[Mutant]:
+    """AFL's deterministic stage: each number input at its range's ends and at its probes.
+
+    The probes (:meth:`~dnsse.engine.inputs.Domain.probes`) are the values
+    that find bugs in practice, most often buggy first; the inputs take
+    turns, so every input's best probes run before any input's type limits.
+    """
+    positions = input_positions(entry.choices)
+    if len(positions) != len(slots):
+        return []
+    per_input: list[list[Mutant]] = []
+    for position, slot in zip(positions, slots):
+        domain = slot.domain
+        values: list[object] = []
+        if isinstance(domain, IntDomain) and slot.parameter.bounds is not None:
+            values = [domain.low, domain.high, domain.low + 1, domain.high - 1]
+        elif isinstance(domain, FloatDomain) and slot.parameter.bounds is not None:
+            values = [domain.low, domain.high]
+        if isinstance(domain, (IntDomain, FloatDomain)):
+            values += domain.probes()
+        per_input.append(_mutants_at(entry, position, slot, values, "probe", keep_schedule=False))
+    return [mutant for turn in itertools.zip_longest(*per_input) for mutant in turn if mutant is not None]
+
+
+def constant_mutants(entry: CorpusEntry, slots: Sequence[InputSlot], constants: Sequence[float]) -> list[Mutant]:
+    """Each number input at each constant the program compared it with, and next to it (CmpLog)."""
     positions = input_positions(entry.choices)
     if len(positions) != len(slots):
         return []
     mutants = []
     for position, slot in zip(positions, slots):
-        domain = slot.domain
         values: list[object] = []
-        if isinstance(domain, IntDomain):
-            values = [domain.low, domain.high, domain.low + 1, domain.high - 1]
-            values += [int(c) + d for c in constants if math.isfinite(c) for d in (0, 1, -1)]
-        elif isinstance(domain, FloatDomain):
-            values = [domain.low, domain.high] + [c for c in constants]
-        seen = {entry.choices[position].index}
-        for value in values:
-            found = domain.index_of(value)
-            if found is None or found[0] in seen:
-                continue
-            seen.add(found[0])
-            plan = list(entry.choices)
-            plan[position] = Choice(ChoiceKind.INPUT, plan[position].options, found[0])
-            mutants.append(Mutant(plan, None, f"input {slot.parameter.name}: boundary"))
+        if isinstance(slot.domain, IntDomain):
+            values = [int(c) + d for c in constants if math.isfinite(c) for d in (0, 1, -1)]
+        elif isinstance(slot.domain, FloatDomain):
+            values = list(constants)
+        mutants += _mutants_at(entry, position, slot, values, "boundary")
+    return mutants
+
+
+def _mutants_at(
+    entry: CorpusEntry, position: int, slot: InputSlot, values: Sequence[object], operator: str, keep_schedule: bool = True
+) -> list[Mutant]:
+    """``entry`` with its input choice at ``position`` set to each value of the input's domain, once each.
+
+    Without ``keep_schedule`` the plan ends with the inputs (they come first), the other inputs
+    at their defaults, so each value is tried on its own and gets a fresh schedule: a probe's
+    value may need another schedule than the entry's to fail.
+    """
+    seen = {entry.choices[position].index} if keep_schedule else {0}
+    positions = input_positions(entry.choices)
+    end = len(entry.choices) if keep_schedule else positions[-1] + 1
+    mutants = []
+    for value in values:
+        found = slot.domain.index_of(value)
+        if found is None or found[0] in seen:
+            continue
+        seen.add(found[0])
+        plan = list(entry.choices[:end])
+        if not keep_schedule:
+            for other in positions:
+                plan[other] = Choice(ChoiceKind.INPUT, plan[other].options, 0)
+        plan[position] = Choice(ChoiceKind.INPUT, plan[position].options, found[0])
+        mutants.append(Mutant(plan, None, f"input {slot.parameter.name}: {operator}"))
     return mutants
 
 
@@ -103,7 +148,8 @@ def _new_value(current: object, slot: InputSlot, dictionary: Sequence[float], rn
         if pick == 2:
             return "±1", current + rng.choice((-1, 1))
         if pick == 3:
-            return "bit flip", current ^ (1 << rng.randrange(max(1, min(63, abs(domain.high - domain.low).bit_length()))))
+            width = OPEN_BITS if slot.parameter.bounds is None else abs(domain.high - domain.low).bit_length()
+            return "bit flip", current ^ (1 << rng.randrange(max(1, min(63, width))))
         if pick == 4 and dictionary:
             constant = rng.choice(dictionary)
             return "dictionary", int(constant) + rng.choice((0, 0, -1, 1)) if math.isfinite(constant) else current
@@ -111,6 +157,9 @@ def _new_value(current: object, slot: InputSlot, dictionary: Sequence[float], rn
             return "special", rng.choice(INT_SPECIALS)
         if pick == 6:
             return "small", rng.randint(-16, 16)
+        if slot.parameter.bounds is None:
+            # An open int: a log-uniform distance, so that most values are moderate.
+            return "random", current + rng.choice((-1, 1)) * rng.getrandbits(rng.randrange(1, OPEN_BITS))
         return "random", rng.randint(domain.low, domain.high)
     if isinstance(domain, FloatDomain):
         assert isinstance(current, float)
@@ -131,6 +180,9 @@ def _new_value(current: object, slot: InputSlot, dictionary: Sequence[float], rn
             return "bit flip", struct.unpack("<d", struct.pack("<q", bits))[0]
         if pick == 6:
             return "near", math.nextafter(current, rng.choice((math.inf, -math.inf)))
+        if slot.parameter.bounds is None:
+            # An open float: a log-uniform magnitude, as for ints.
+            return "random", rng.choice((-1.0, 1.0)) * 2.0 ** rng.uniform(-40.0, 40.0)
         return "random", rng.uniform(max(domain.low, -1e300), min(domain.high, 1e300))
     options = domain.widths()[0]
     return "another value", domain.value_of([rng.randrange(options)])
@@ -184,5 +236,8 @@ def havoc(entry: CorpusEntry, rng: random.Random) -> Mutant | None:
         return None
     plan = list(entry.choices)
     for position in rng.sample(positions, min(len(positions), rng.randint(1, 4))):
-        plan[position] = Choice(plan[position].kind, plan[position].options, rng.randrange(plan[position].options))
+        options = plan[position].options
+        # An open input's index is its distance from the default: log-uniform, mostly moderate values.
+        index = rng.getrandbits(rng.randrange(1, OPEN_BITS)) if is_open(options) else rng.randrange(options)
+        plan[position] = Choice(plan[position].kind, options, min(index, options - 1))
     return Mutant(plan, None, "havoc")

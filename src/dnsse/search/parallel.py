@@ -268,6 +268,8 @@ def _record(
         campaign.record(result, number)
         if not keep_going:
             pool.stop.value = True  # like a bug: the next executions would likely hang too
+    elif result.rejected is not None:
+        campaign.record(result, number)  # counted, never a bug
     # Without keep_going only the first bug counts; workers may report more before they stop.
     elif result.bug is not None and (keep_going or not campaign.found):
         if not keep_going:

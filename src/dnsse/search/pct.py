@@ -23,6 +23,7 @@ from __future__ import annotations
 import random
 from typing import Sequence
 
+from dnsse.engine.inputs import is_open
 from dnsse.engine.operation import Operation
 from dnsse.engine.spin_watch import SpinWatch
 from dnsse.search.strategy import execution_seed
@@ -108,7 +109,8 @@ class PctChooser:
         return best
 
     def next_value(self, kind: str, options: int) -> int:
-        return self.rng.randrange(options)
+        # An open input (no Range) keeps its default: a blindly drawn int64 is a count no program takes.
+        return 0 if is_open(options) else self.rng.randrange(options)
 
 
 class PctStrategy:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import random
 from typing import Sequence
 
+from dnsse.engine.inputs import is_open
 from dnsse.engine.operation import Operation
 from dnsse.search.dependency import dependent
 from dnsse.search.strategy import execution_seed
@@ -69,7 +70,8 @@ class PosChooser:
         return best
 
     def next_value(self, kind: str, options: int) -> int:
-        return self.rng.randrange(options)
+        # An open input (no Range) keeps its default: a blindly drawn int64 is a count no program takes.
+        return 0 if is_open(options) else self.rng.randrange(options)
 
 
 class PosStrategy:
@@ -83,3 +85,10 @@ class PosStrategy:
 
     def observe(self, result: object) -> None:
         """POS samples afresh each execution; it does not learn."""
+
+    def state(self) -> dict:
+        """Nothing to save for a resumed campaign: it learns nothing."""
+        return {}
+
+    def restore(self, state: dict, rerun: object = None) -> None:
+        """Nothing to restore: it learns nothing."""

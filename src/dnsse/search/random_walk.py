@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 from typing import Sequence
 
+from dnsse.engine.inputs import is_open
 from dnsse.search.strategy import execution_seed
 
 
@@ -27,7 +28,8 @@ class RandomChooser:
         return r
 
     def next_value(self, kind: str, options: int) -> int:
-        return self.rng.randrange(options)
+        # An open input (no Range) keeps its default: a blindly drawn int64 is a count no program takes.
+        return 0 if is_open(options) else self.rng.randrange(options)
 
 
 class RandomStrategy:
@@ -41,3 +43,10 @@ class RandomStrategy:
 
     def observe(self, result: object) -> None:
         """Random search does not learn."""
+
+    def state(self) -> dict:
+        """Nothing to save for a resumed campaign: it learns nothing."""
+        return {}
+
+    def restore(self, state: dict, rerun: object = None) -> None:
+        """Nothing to restore: it learns nothing."""

@@ -190,6 +190,9 @@ def take_report(
     if result.inconclusive is not None:
         campaign.record(result, report["index"] + 1)
         return not keep_going
+    if result.rejected is not None:
+        campaign.record(result, report["index"] + 1)  # counted, never a bug
+        return False
     if result.bug is not None:
         with campaign.framework.activate():
             # A task minimized its bug (``minimized``): a run of the program may kill the process it runs in.

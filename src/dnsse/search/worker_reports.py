@@ -28,6 +28,7 @@ def execution_report(index: int, result: ExecutionResult) -> dict:
         "elapsed_s": result.elapsed_s,
         "divergence": result.divergence,
         "inconclusive": result.inconclusive.to_json() if result.inconclusive is not None else None,
+        "rejected": result.rejected,
     }
 
 
@@ -44,6 +45,7 @@ def result_from_report(message: dict) -> ExecutionResult:
         elapsed_s=message["elapsed_s"],
         divergence=message["divergence"],
         inconclusive=Inconclusive.from_json(message["inconclusive"]) if message.get("inconclusive") else None,
+        rejected=message.get("rejected"),
     )
 
 
