@@ -164,6 +164,8 @@ class HybridStrategy:
             "stats": {name: stats_state(stats) for name, stats in self.stats.items()},
             "reward": dict(self._reward),
             "plays": dict(self._plays),
+            "aimed_turn": self._aimed_turn,
+            "bugs": sorted([kind, list(words)] for kind, words in self._bugs),
         }
 
     def restore(self, state: dict, rerun: Rerun) -> None:
@@ -177,6 +179,8 @@ class HybridStrategy:
                 restore_stats(stats, state["stats"][name])
         self._reward = {name: float(state["reward"].get(name, 0.0)) for name in self.engines}
         self._plays = {name: float(state["plays"].get(name, 0.0)) for name in self.engines}
+        self._aimed_turn = bool(state.get("aimed_turn", False))
+        self._bugs = {(str(kind), tuple(str(word) for word in words)) for kind, words in state.get("bugs", [])}
 
     def notes(self) -> dict[str, int]:
         """The notes of the engines that keep some (pct: spinning it caught), added up."""
