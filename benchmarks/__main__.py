@@ -147,11 +147,15 @@ def _write(results: dict, out: Path, full: bool) -> None:
     out.mkdir(parents=True, exist_ok=True)
     table = render(results)
     (out / "latest.md").write_text(_header(results) + table, encoding="utf-8")
-    plot_coverage(results, out / "coverage.png")
+    try:
+        plot_coverage(results, out / "coverage.png")
+        plotted = " and coverage.png"
+    except ModuleNotFoundError:  # matplotlib comes with the bench extra: pip install -e '.[bench]'
+        plotted = " (no coverage.png: matplotlib is not installed; pip install -e '.[bench]')"
     if full:
         publish(results, table)
     print(table)
-    print(f"wrote {out}/latest.md and coverage.png ({results['command']}, {results['elapsed_s']}s)")
+    print(f"wrote {out}/latest.md{plotted} ({results['command']}, {results['elapsed_s']}s)")
 
 
 SPEED_COMMANDS = """## Speed benchmarks

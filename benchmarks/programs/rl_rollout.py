@@ -132,6 +132,9 @@ def train(
     episode_length: int = EPISODE_LENGTH,
     unbiased: bool = False,
 ) -> None:
+    # As a training script checks its arguments: a job needs a rollout worker and an update.
+    if workers < 1 or updates < 1:
+        raise ValueError(f"workers and updates must be at least 1, got {workers} and {updates}")
     if not ray.is_initialized():
         ray.init()
     learner = Learner.remote(unbiased)
