@@ -15,6 +15,7 @@ from dnsse.report.timeline import arrows
 
 PROGRAMS = Path(__file__).parent / "programs"
 PIPELINE = f"{PROGRAMS}/report_pipeline.py:main"
+PRODCONS = f"{PROGRAMS}/story_prodcons.py:main"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 
@@ -91,21 +92,39 @@ def test_report_of_a_directory_without_a_campaign_is_bad_input(tmp_path: Path) -
     assert refused.returncode == 2 and "no finished campaign" in refused.stderr and "Traceback" not in refused.stderr
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (Debian: apt-get install chromium)")
-def test_the_page_loads_in_headless_chromium_without_console_errors(pipeline: Path, tmp_path: Path) -> None:
+def _in_chromium(page: Path, tmp_path: Path) -> tuple[subprocess.CompletedProcess, list[str], Path]:
+    """The page loaded by headless Chromium: the run, the console lines it logged, its screenshot."""
     screenshot = tmp_path / "report.png"
     loaded = subprocess.run(
         [
             CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
             "--disable-component-update", "--disable-sync", "--no-first-run",
             f"--user-data-dir={tmp_path / 'profile'}", "--enable-logging=stderr", "--v=0",
-            "--window-size=1400,1000", f"--screenshot={screenshot}", (pipeline / "page.html").as_uri(),
+            "--window-size=1400,1000", f"--screenshot={screenshot}", page.as_uri(),
         ],
         capture_output=True, text=True, timeout=120,
     )
-    console = [line for line in loaded.stderr.splitlines() if "CONSOLE" in line]
-    # The page's own script counted the lanes it finds once laid out, and nothing else was logged.
-    assert any('"dnsse report: 2 lanes"' in line for line in console), loaded.stderr[-2000:]
+    return loaded, [line for line in loaded.stderr.splitlines() if "CONSOLE" in line], screenshot
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (Debian: apt-get install chromium)")
+def test_the_page_loads_in_headless_chromium_without_console_errors(pipeline: Path, tmp_path: Path) -> None:
+    loaded, console, screenshot = _in_chromium(pipeline / "page.html", tmp_path)
+    # The page's own script counted what it drew once laid out, and nothing else was logged.
+    assert any('"dnsse report: 2 lanes, 1 race arrows, 0 clipped"' in line for line in console), loaded.stderr[-2000:]
     assert not [line for line in console if "dnsse report:" not in line]
     assert not re.search(r"Uncaught|Refused to|Content Security Policy", loaded.stderr)
     assert screenshot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and screenshot.stat().st_size > 10_000
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (Debian: apt-get install chromium)")
+def test_a_missed_notify_draws_its_race_arrow_and_clips_no_text_in_chromium(tmp_path: Path) -> None:
+    page = tmp_path / "page.html"
+    found = run_cli("check", PRODCONS, "--out", str(tmp_path / "traces"), "--html", str(page), "-q")
+    assert found.returncode == 1, found.stdout + found.stderr
+    loaded, console, _ = _in_chromium(page, tmp_path)
+    # The consumer's racy read and the producer's write are joined by one dashed red arrow, as laid out.
+    assert any("race arrows, 0 clipped" in line and " 0 race arrows" not in line for line in console), (
+        loaded.stderr[-2000:]
+    )
+    assert not re.search(r"Uncaught|Refused to|Content Security Policy", loaded.stderr)

@@ -45,12 +45,16 @@ pre { white-space: pre-wrap; overflow-wrap: anywhere; }
 .legend span { display: inline-block; margin-right: 14px; } .swatch { display: inline-block; width: 10px; height: 10px; margin-right: 4px; }
 """
 
-# Counts the drawn lanes into the page title, so a browser test can see the page was laid out and ran.
+# Once laid out, the page logs what a browser test checks: the lanes and race arrows it drew, and how many
+# blocks of text are wider than their box (clipped, or spilling out of it).
 SCRIPT = (
     "document.addEventListener('DOMContentLoaded', function () {"
     " var lanes = document.querySelectorAll('svg.timeline .lane').length;"
+    " var races = document.querySelectorAll('svg.timeline line.arrow.race').length;"
+    " var clipped = Array.prototype.filter.call(document.querySelectorAll('p, pre, li, td, th, .what-went-wrong'),"
+    " function (box) { return box.scrollWidth > box.clientWidth + 1; }).length;"
     " document.body.setAttribute('data-lanes', String(lanes));"
-    " console.log('dnsse report: ' + lanes + ' lanes');"
+    " console.log('dnsse report: ' + lanes + ' lanes, ' + races + ' race arrows, ' + clipped + ' clipped');"
     "});"
 )
 
