@@ -128,3 +128,11 @@ def test_a_missed_notify_draws_its_race_arrow_and_clips_no_text_in_chromium(tmp_
         loaded.stderr[-2000:]
     )
     assert not re.search(r"Uncaught|Refused to|Content Security Policy", loaded.stderr)
+
+
+def test_the_pause_sign_is_one_common_fonts_have(tmp_path: Path) -> None:
+    page = tmp_path / "page.html"
+    found = run_cli("check", PRODCONS, "--out", str(tmp_path / "traces"), "--html", str(page), "-q")
+    assert found.returncode == 1, found.stdout + found.stderr
+    html = page.read_text(encoding="utf-8")
+    assert "\u2016 step" in html and "\u23f8" not in html

@@ -167,7 +167,9 @@ def _bug_section(number: int, bug: dict, story: Story | None) -> str:
             f'<div class="what-went-wrong"><b>What went wrong:</b> {escape(race.sentence)}<ol>{steps}</ol></div>'
         )
     parts.append(f'<div class="scroll">{timeline_svg(story)}</div>')
-    parts.append("<h3>How it happens</h3><pre>" + escape("\n".join(story_lines(story))) + "</pre>")
+    # The terminal's pause sign (U+23F8) is missing from common monospace fonts: the page shows "‖" instead.
+    told = "\n".join(story_lines(story)).replace("\u23f8", "\u2016")
+    parts.append("<h3>How it happens</h3><pre>" + escape(told) + "</pre>")
     parts.append("<h3>Output</h3><pre>" + escape("\n".join(printed_lines(story, limit=None))) + "</pre>")
     parts.append("</section>")
     return "\n".join(parts)
