@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import re
-
 import io
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -17,7 +16,8 @@ from dnsse.report.progress import ProgressLine
 from dnsse.report.story import tell
 from dnsse.report.story_text import story_lines
 from dnsse.report.trace import read_trace
-from dnsse.search.campaign import load, preflight
+from dnsse.search.campaign import CampaignConfig, load, preflight, run_campaign
+from dnsse.search.control import CampaignControl
 
 PROGRAMS = Path(__file__).parent / "programs"
 PRINTS = f"{PROGRAMS}/report_prints.py:main"
@@ -148,10 +148,33 @@ def test_progress_line_shows_rate_bugs_elapsed_and_time_left() -> None:
     progress.bugs = 1
     text = progress._render().plain
     progress.close()
-    assert text.startswith("dnsse: 10/100 executions · ")
+    assert text.startswith("dnsse exploring: 10/100 executions · ")
     assert "/s" in text and "1 bug" in text and "elapsed" in text and "left" in text
     rate = 10 / 2.0
     assert progress.time_left(elapsed=2.0, rate=rate) == 90 / rate
+
+
+def test_progress_line_says_the_phase_and_fits_an_80_column_terminal() -> None:
+    output = io.StringIO()
+    console = Console(file=output, force_terminal=True, width=80)
+    progress = ProgressLine(console, budget=10**8, time_budget=86_400.0)
+    progress.update(123_456_789, bug=False, recorder=None)
+    progress.coverage = "1234/5678 branches"
+    progress.show_phase("minimizing")
+    line = progress._render()
+    progress.close()
+    assert line.plain.startswith("dnsse minimizing: ")
+    measured = io.StringIO()
+    Console(file=measured, width=80, force_terminal=False).print(line)
+    drawn = measured.getvalue().rstrip("\n").splitlines()
+    assert len(drawn) == 1 and len(drawn[0]) <= 80 and drawn[0].endswith("…")
+
+
+def test_a_campaign_tells_when_it_minimizes_and_confirms_a_bug(tmp_path: Path) -> None:
+    phases: list[str] = []
+    config = CampaignConfig(target=f"{PROGRAMS}/report_prints.py:main", strategy="random", out=tmp_path)
+    result = run_campaign(config, control=CampaignControl(tmp_path, saving=False, on_phase=phases.append))
+    assert result.bugs and phases == ["minimizing", "confirming", "exploring"]
 
 
 def test_no_progress_line_when_stdout_is_not_a_terminal() -> None:

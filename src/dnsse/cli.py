@@ -420,6 +420,7 @@ def _check(arguments: argparse.Namespace) -> int:
         recorder=install_recorder(capacity=recorder_capacity(arguments.max_steps)),
         resume=load_state(arguments.resume) if arguments.resume is not None else None,
         restartable=supervised_directory() is not None,
+        on_phase=console.phase,
     )
     _record_faults()
     # This process has run nothing of the target: worker processes start from a fork of it (see the module).

@@ -59,6 +59,11 @@ class CheckConsole:
             )
         self.progress = ProgressLine.on_terminal(arguments.budget, arguments.time_budget, enabled=not self.quiet)
 
+    def phase(self, name: str) -> None:
+        """What the campaign does between executions (minimizing, confirming), on the progress line."""
+        if self.progress is not None:
+            self.progress.show_phase(name)
+
     def execution(self, number: int, result: ExecutionResult, recorder: ArcRecorder | None) -> None:
         if self.verbose:
             outcome = f"{result.bug.kind}: {result.bug.message}" if result.bug is not None else "passed"

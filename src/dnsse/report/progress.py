@@ -30,6 +30,8 @@ class ProgressLine:
         self.executions = 0
         self.bugs = 0
         self.coverage: str | None = None
+        # What the campaign does now: exploring, or minimizing and confirming a bug it found.
+        self.phase = "exploring"
         self.started = time.perf_counter()
         self._drawn = 0.0
         self._measured = 0.0
@@ -55,6 +57,12 @@ class ProgressLine:
             self._drawn = now
             self._live.update(self._render(), refresh=True)
 
+    def show_phase(self, phase: str) -> None:
+        """The campaign moved to ``phase``: redrawn at once (minimizing a bug may take a while)."""
+        self.phase = phase
+        self._drawn = time.perf_counter()
+        self._live.update(self._render(), refresh=True)
+
     def print(self, text: str) -> None:
         """A line above the progress line (which stays at the bottom)."""
         self._live.console.print(Text(text), soft_wrap=True)
@@ -76,7 +84,10 @@ class ProgressLine:
         left = self.time_left(elapsed, rate)
         if left is not None:
             parts.append(f"left {_duration(left)}")
-        return Text("dnsse: " + " · ".join(parts), style="bold" if self.bugs else "")
+        line = Text(f"dnsse {self.phase}: " + " · ".join(parts), style="bold" if self.bugs else "", no_wrap=True)
+        # One line that fits the terminal, cut with an ellipsis: a wrapped line would leave copies behind.
+        line.truncate(self._console.width, overflow="ellipsis")
+        return line
 
     def time_left(self, elapsed: float, rate: float) -> float | None:
         """The sooner of the time budget's end and the budget's end at the current rate."""

@@ -195,6 +195,8 @@ class Campaign:
         self.recorder = arc_recorder(self.target.source_files) if config.coverage or feedback else None
         self.coverage_map = CoverageMap(self.recorder) if feedback and self.recorder is not None else None
         self.found: list[FoundBug] = []
+        # Told what the campaign does between executions (minimizing, confirming a bug): see CampaignControl.
+        self.on_phase: Callable[[str], None] | None = None
         self.inconclusive: list[InconclusiveRun] = []
         self.rejections = Rejections()
         self.started = time.perf_counter()
@@ -284,17 +286,24 @@ class Campaign:
         # limit; its trace is written as recorded and replayed in a fresh process by `dnsse replay`.
         rerunnable = rerunnable and not is_exhausted(result.bug)
         if shrink and rerunnable:
+            self._phase("minimizing")
             result = self.minimized(result, execution)
         trace = _trace_of(self.config, self.target, self.framework, result, execution, self.suite, sorted(self.pinned))
         path = write_trace(trace, self.config.out)
         if rerunnable:
+            self._phase("confirming")
             confirm(path, lambda trace: self.follow(trace, execution), execution)
+        self._phase("exploring")
         found = FoundBug(result.bug, execution, path, time.perf_counter() - self.started, trace.inputs)
         self._seen[family] = found
         self.found.append(found)
         if self._on_bug is not None:
             self._on_bug(found)
         return found
+
+    def _phase(self, name: str) -> None:
+        if self.on_phase is not None:
+            self.on_phase(name)
 
     def rerun(self, chooser: Chooser) -> ExecutionResult:
         """Run the target with ``chooser`` outside the search (no coverage, no feedback); the framework must be active."""
@@ -467,6 +476,7 @@ def run_campaign(
     if control.recorder is not None:
         campaign.watch(control.recorder)
         campaign.flight = control.recorder
+    campaign.on_phase = control.on_phase
     with campaign.framework.activate():
         campaign.prepare()
         # After prepare: restoring what a strategy learnt may run the target again.

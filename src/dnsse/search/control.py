@@ -52,6 +52,8 @@ class CampaignControl:
     restartable: bool = False
     # Whether the state is saved for --resume (the command line's campaigns).
     saving: bool = True
+    # Told what the campaign does between executions ("minimizing", "confirming", "exploring"): the progress line.
+    on_phase: Callable[[str], None] | None = None
     _saved_at: float = field(default=0.0, repr=False)
     _bugs_saved: int = field(default=0, repr=False)
     _save_every_s: float = field(default=SAVE_EVERY_S, repr=False)
