@@ -107,3 +107,11 @@ def test_the_decorator_takes_the_delay_bound(tmp_path: Path) -> None:
     ran = run_pytest(tmp_path, suite=Path(__file__).parent / "programs" / "pytest_delay_suite.py")
     assert re.search(r"1 failed, 1 passed", ran.stdout), ran.stdout[-3000:]
     assert "FAILED test_suite.py::test_with_any_delay" in ran.stdout
+
+
+def test_a_misspelt_framework_fails_the_collection_naming_it(tmp_path: Path) -> None:
+    ran = run_pytest(tmp_path, suite=SUITE.parent / "pytest_misspelt.py")
+    # pytest's status for errors during collection; nothing ran, and the message says what is wrong.
+    assert ran.returncode == 2, ran.stdout[-3000:]
+    assert "@dnsse.test: unknown framework 'tourch'; use one of auto, torch, ray, threads" in ran.stdout
+    assert "1 error" in ran.stdout and "passed" not in ran.stdout.splitlines()[-1]

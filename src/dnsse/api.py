@@ -80,9 +80,9 @@ def test(
     time; see docs/time.md).
     """
     from dnsse.search.registry import DEFAULT
-    from dnsse.testing import TestSettings, check_test
+    from dnsse.testing import TestSettings, check_test, checked_settings
 
-    settings = TestSettings(
+    settings = checked_settings(TestSettings(
         framework=framework,
         world_size=world_size,
         budget=budget,
@@ -92,7 +92,7 @@ def test(
         time_budget=time_budget,
         contained=contained,
         max_delay=max_delay,
-    )
+    ))
 
     def decorate(function: Callable) -> Callable:
         @functools.wraps(function)

@@ -55,6 +55,35 @@ class TestSettings:
     max_delay: float = Limits.max_delay
 
 
+def checked_settings(settings: TestSettings) -> TestSettings:
+    """``settings`` if every field is one dnsse takes; a ValueError naming the field otherwise.
+
+    Called when ``@dnsse.test`` decorates, so that a misspelt framework or
+    strategy fails the test module's collection, not the test's run.
+    """
+    from dnsse.engine.target import FRAMEWORKS
+    from dnsse.search.registry import BUILT
+
+    def refuse(what: str) -> ValueError:
+        return ValueError(f"@dnsse.test: {what}")
+
+    if settings.framework not in ("auto", *FRAMEWORKS):
+        raise refuse(f"unknown framework {settings.framework!r}; use one of auto, {', '.join(FRAMEWORKS)}")
+    if settings.strategy not in BUILT:
+        raise refuse(f"unknown strategy {settings.strategy!r}; use one of {', '.join(BUILT)}")
+    for name in ("world_size", "budget"):
+        value = getattr(settings, name)
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise refuse(f"{name} must be a whole number of at least 1, got {value!r}")
+    if not isinstance(settings.seed, int) or isinstance(settings.seed, bool):
+        raise refuse(f"seed must be a whole number, got {settings.seed!r}")
+    if settings.time_budget is not None and not (isinstance(settings.time_budget, (int, float)) and settings.time_budget > 0):
+        raise refuse(f"time_budget must be a number of seconds above 0, got {settings.time_budget!r}")
+    if not isinstance(settings.max_delay, (int, float)) or not settings.max_delay >= 0:
+        raise refuse(f"max_delay must be a number of seconds, at least 0 (or math.inf), got {settings.max_delay!r}")
+    return settings
+
+
 def check_test(function: Callable, settings: TestSettings) -> None:
     """Run the campaign of the test ``function``; raise :class:`BugFound` on its first bug."""
     path = Path(inspect.getfile(function))
