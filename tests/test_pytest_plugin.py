@@ -115,3 +115,39 @@ def test_a_misspelt_framework_fails_the_collection_naming_it(tmp_path: Path) -> 
     assert ran.returncode == 2, ran.stdout[-3000:]
     assert "@dnsse.test: unknown framework 'tourch'; use one of auto, torch, ray, threads" in ran.stdout
     assert "1 error" in ran.stdout and "passed" not in ran.stdout.splitlines()[-1]
+
+
+OPTIONS_SUITE = SUITE.parent / "pytest_options_suite.py"
+
+
+def test_budget_and_seed_from_the_command_line_and_a_nightly_profile(tmp_path: Path) -> None:
+    given = run_pytest(tmp_path, "--dnsse-budget", "7", "--dnsse-seed", "3", suite=OPTIONS_SUITE)
+    assert "seed 3," in given.stdout and "of at most 7 executions" in given.stdout, given.stdout[-3000:]
+    nightly = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "dnsse.pytest_plugin", "-p", "no:cacheprovider", "test_suite.py",
+         "-k", "lost_update"],
+        capture_output=True, text=True, timeout=600, cwd=tmp_path,
+        env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "DNSSE_PROFILE": "nightly"},
+    )
+    assert "of at most 1000 executions" in nightly.stdout, nightly.stdout[-3000:]
+    bad = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "dnsse.pytest_plugin", "-p", "no:cacheprovider", "test_suite.py"],
+        capture_output=True, text=True, timeout=600, cwd=tmp_path,
+        env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "DNSSE_PROFILE": "weekly"},
+    )
+    assert bad.returncode == 4 and "DNSSE_PROFILE='weekly' is not a profile" in bad.stderr + bad.stdout
+
+
+def test_what_dnsse_cannot_check_fails_the_test_with_its_message_not_dnsses_frames(tmp_path: Path) -> None:
+    ran = run_pytest(tmp_path, "-k", "raw_thread", suite=OPTIONS_SUITE)
+    assert ran.returncode == 1, ran.stdout[-3000:]
+    failure = ran.stdout[ran.stdout.index("test_starts_a_raw_thread"):]
+    assert "dnsse: _thread.start_new_thread is not under control" in failure, failure[-3000:]
+    assert "src/dnsse/" not in failure and "site-packages/dnsse" not in failure
+
+
+def test_a_test_taking_a_fixture_is_refused_at_collection_saying_what_to_do(tmp_path: Path) -> None:
+    ran = run_pytest(tmp_path, suite=SUITE.parent / "pytest_fixture_suite.py")
+    assert ran.returncode == 2, ran.stdout[-3000:]
+    assert "@dnsse.test: test_wants_a_fixture takes tmp_path, which pytest would pass as fixtures" in ran.stdout
+    assert "tempfile.mkdtemp()" in ran.stdout

@@ -95,6 +95,24 @@ def test(
     ))
 
     def decorate(function: Callable) -> Callable:
+        fixtures = [
+            parameter.name
+            for parameter in inspect.signature(function).parameters.values()
+            if parameter.default is inspect.Parameter.empty
+            and parameter.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+            and parameter.name not in ("rank", "world_size")
+        ]
+        if fixtures:
+            # pytest makes a function-scoped fixture once per test, and a campaign runs the body hundreds of
+            # times from fresh module globals (and a replay runs it with no pytest at all): one fixture value
+            # shared by every execution would carry state from one to the next and make traces unreplayable.
+            raise ValueError(
+                f"@dnsse.test: {function.__name__} takes {', '.join(fixtures)}, which pytest would pass as "
+                "fixtures; a campaign runs the body once per execution, from fresh module globals, and "
+                "cannot share one fixture value among them. Make what the body needs inside it (for "
+                "tmp_path: tempfile.mkdtemp()), or give the parameter a default to make it an input dnsse explores"
+            )
+
         @functools.wraps(function)
         def campaign() -> None:
             check_test(function, settings)

@@ -15,7 +15,9 @@ pytest process instead: faster, and as fragile as the program.
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -55,6 +57,43 @@ class TestSettings:
     max_delay: float = Limits.max_delay
 
 
+# How much longer a profile's campaigns search than the decorator says (DNSSE_PROFILE).
+PROFILES = {"default": 1, "ci": 1, "nightly": 10}
+
+
+@dataclass(frozen=True)
+class Overrides:
+    """What the command line (``--dnsse-budget``, ``--dnsse-seed``) and ``DNSSE_PROFILE`` change in every test."""
+
+    budget: int | None = None
+    seed: int | None = None
+    budget_factor: int = 1
+
+    @staticmethod
+    def from_options(budget: int | None, seed: int | None, environment: dict | os._Environ) -> Overrides:
+        profile = environment.get("DNSSE_PROFILE", "default") or "default"
+        if profile not in PROFILES:
+            raise ValueError(f"DNSSE_PROFILE={profile!r} is not a profile; use one of {', '.join(PROFILES)}")
+        if budget is not None and budget < 1:
+            raise ValueError(f"--dnsse-budget must be at least 1, got {budget}")
+        return Overrides(budget, seed, PROFILES[profile])
+
+    def applied(self, settings: TestSettings) -> TestSettings:
+        budget = self.budget if self.budget is not None else settings.budget * self.budget_factor
+        seed = self.seed if self.seed is not None else settings.seed
+        # A longer search is not cut short by a time budget written for the short one.
+        time_budget = settings.time_budget if self.budget is None and self.budget_factor == 1 else None
+        return dataclasses.replace(settings, budget=budget, seed=seed, time_budget=time_budget)
+
+
+_overrides = [Overrides()]
+
+
+def set_overrides(overrides: Overrides) -> None:
+    """Set by the pytest plugin from its options and the environment, for the whole session."""
+    _overrides[0] = overrides
+
+
 def checked_settings(settings: TestSettings) -> TestSettings:
     """``settings`` if every field is one dnsse takes; a ValueError naming the field otherwise.
 
@@ -86,6 +125,7 @@ def checked_settings(settings: TestSettings) -> TestSettings:
 
 def check_test(function: Callable, settings: TestSettings) -> None:
     """Run the campaign of the test ``function``; raise :class:`BugFound` on its first bug."""
+    settings = _overrides[0].applied(settings)
     path = Path(inspect.getfile(function))
     name = function.__name__
     if "." in function.__qualname__.replace(".<locals>.", "."):
