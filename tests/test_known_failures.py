@@ -76,3 +76,10 @@ def test_keep_going_replays_the_known_failure_and_still_searches(tmp_path: Path,
     assert status == 1 and report["executions"] == 20
     # The search met the same bug again: one bug, counted, not a second report.
     assert len(report["bugs"]) == 1 and report["bugs"][0]["execution"] == 0 and report["bugs"][0]["hits"] > 1
+
+
+def test_a_crash_is_not_kept_since_replaying_it_first_would_kill_the_check(tmp_path: Path, capsys) -> None:
+    (tmp_path / "racy.py").write_text("import os\n\n\ndef main():\n    os._exit(7)\n")
+    status, report = _check(tmp_path)
+    assert status == 1 and report["bugs"][0]["kind"] == "crash"
+    assert not (tmp_path / "out" / "known").exists()

@@ -7,7 +7,8 @@ target, and the next campaign of the same target replays them before it
 explores: a bug not fixed yet is reported again at once (execution 0, no
 search), and a trace that no longer shows its bug (the fix worked, or the
 program changed so that the schedule no longer fits) is dropped from the
-database. ``--no-db`` turns it off. A resumed campaign does not replay them
+database. Crashes, hangs and exhausted memory are not kept: replaying them
+would kill the process or wait out the wall clock. ``--no-db`` turns it off. A resumed campaign does not replay them
 again: it continues where it stopped.
 """
 
@@ -20,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from dnsse.engine.bugs import BugKind
+from dnsse.engine.memory import is_exhausted
 from dnsse.errors import BadInput
 from dnsse.report.confirm import unreproduced
 from dnsse.report.trace import read_trace
@@ -87,9 +90,11 @@ def remember(campaign: Campaign, found: list[FoundBug]) -> None:
     if not found:
         return
     database = database_of(campaign)
-    database.mkdir(parents=True, exist_ok=True)
     for bug in found:
-        if not bug.trace_path.exists():
+        # A crash or exhausted memory would kill the process that replays it, and a hang waits out the
+        # wall-clock limit: none is cheap to try before a search, so none is kept.
+        if not bug.trace_path.exists() or bug.bug.kind in (BugKind.CRASH, BugKind.HANG) or is_exhausted(bug.bug):
             continue
         family = hashlib.sha256(json.dumps(bug_family(bug.bug)).encode()).hexdigest()[:16]
+        database.mkdir(parents=True, exist_ok=True)
         shutil.copy(bug.trace_path, database / f"{family}.json")  # with its mode: readable by others, as traces are
