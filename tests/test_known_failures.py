@@ -7,24 +7,7 @@ from pathlib import Path
 
 from dnsse.cli import main
 
-RACY = """\
-import threading
-
-
-def main():
-    box = [0]
-
-    def work():
-        value = box[0]
-        box[0] = value + 1
-
-    threads = [threading.Thread(target=work) for _ in range(2)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert box[0] == 2, f"lost update: {box[0]}"
-"""
+RACY = (Path(__file__).parent / "programs" / "lost_update_box.py").read_text()
 FIXED = RACY.replace("import threading\n", "import threading\n\nLOCK = threading.Lock()\n").replace(
     "        value = box[0]\n        box[0] = value + 1\n", "        with LOCK:\n            box[0] += 1\n"
 )

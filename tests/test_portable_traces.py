@@ -10,28 +10,8 @@ import pytest
 
 from dnsse.cli import main
 
-RACY = """\
-import threading
-
-
-def main():
-    box = [0]
-
-    def work():
-        value = box[0]
-        box[0] = value + 1
-
-    threads = [threading.Thread(target=work) for _ in range(2)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert box[0] == 2, f"lost update: {box[0]}"
-
-
-if __name__ == "__main__":
-    main()
-"""
+# Checked as a function and as a script (its __main__ block calls main()).
+RACY = (Path(__file__).parent / "programs" / "lost_update_box.py").read_text()
 
 
 def _recorded(tmp_path: Path, monkeypatch, capsys, *target: str) -> tuple[Path, Path]:

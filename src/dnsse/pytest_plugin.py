@@ -42,7 +42,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        if getattr(getattr(item, "obj", None), "__dnsse_test__", None) is not None:
+        if _is_dnsse_test(item):
             item.add_marker("dnsse")
 
 
