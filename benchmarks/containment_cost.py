@@ -1,7 +1,7 @@
 """What containment costs: the flight recorder per execution, and the supervised process per campaign.
 
 ``dnsse check`` runs its executions in a supervised child process with a
-flight recorder (see dnsse.search.supervisor). This measures, on one threads
+flight recorder (see dnsse.campaign.supervisor). This measures, on one threads
 program (two threads, a lock, a shared counter: many scheduling points):
 
 1. executions per second in-process, without and with the flight recorder
@@ -38,8 +38,8 @@ def in_process_rate(executions: int, recorded: bool) -> float:
     """Executions per second of an in-process campaign, with or without the flight recorder."""
     from dnsse.engine.flight import FlightRecorder
     from dnsse.engine.execution import Limits
-    from dnsse.search.campaign import CampaignConfig, run_campaign
-    from dnsse.search.control import CampaignControl
+    from dnsse.campaign.campaign import CampaignConfig, run_campaign
+    from dnsse.campaign.control import CampaignControl
 
     with tempfile.TemporaryDirectory() as directory:
         config = CampaignConfig(

@@ -153,7 +153,7 @@ def search_cpu(program: Path, executions: int, seed: int) -> dict:
 
 
 def _dnsse_cpu_child(program: str, executions: int, seed: int) -> None:
-    from dnsse.search.campaign import CampaignConfig, run_campaign
+    from dnsse.campaign.campaign import CampaignConfig, run_campaign
 
     with tempfile.TemporaryDirectory(prefix="dnsse-vs-frontrun-") as out:
         config = CampaignConfig(

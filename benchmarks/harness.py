@@ -13,7 +13,7 @@ from dnsse.coverage.arcs import ArcRecorder
 from dnsse.engine.execution import Limits
 from dnsse.engine.runner import ExecutionResult
 from dnsse.errors import BadInput
-from dnsse.search.campaign import CampaignConfig, run_campaign
+from dnsse.campaign.campaign import CampaignConfig, run_campaign
 
 
 @dataclass

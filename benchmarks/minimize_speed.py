@@ -31,8 +31,8 @@ if __package__ in (None, ""):
 from benchmarks.catalog import PROGRAMS, Program, Variant
 from dnsse.engine.execution import Limits
 from dnsse.engine.runner import ExecutionResult
-from dnsse.search.campaign import Campaign, CampaignConfig
-from dnsse.report.minimize import GuidedChooser
+from dnsse.campaign.campaign import Campaign, CampaignConfig
+from dnsse.search.minimize import GuidedChooser
 from dnsse.search.registry import make_strategy
 
 

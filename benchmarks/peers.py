@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 
 from benchmarks.catalog import PEER_PROGRAMS, PeerProgram
-from dnsse.search.campaign import CampaignConfig, run_campaign
+from dnsse.campaign.campaign import CampaignConfig, run_campaign
 from dnsse.search.registry import BUILT
 
 DRIVER = Path(__file__).parent / "peer_driver.py"

@@ -28,7 +28,7 @@ HERE = Path(__file__).resolve().parent
 if __package__ in (None, ""):
     sys.path.insert(0, str(HERE.parent))
 
-from dnsse.search.campaign import CampaignConfig, run_campaign  # noqa: E402
+from dnsse.campaign.campaign import CampaignConfig, run_campaign  # noqa: E402
 
 PROGRAMS = {
     "locked lazy init": HERE / "speed" / "locked_lazy_init.py",

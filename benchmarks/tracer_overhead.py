@@ -32,7 +32,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 from benchmarks.catalog import PROGRAMS  # noqa: E402
-from dnsse.search.campaign import Campaign, CampaignConfig  # noqa: E402
+from dnsse.campaign.campaign import Campaign, CampaignConfig  # noqa: E402
 from dnsse.search.random_walk import RandomStrategy  # noqa: E402
 
 SPEED = HERE / "speed"

@@ -18,7 +18,7 @@ from helpers import PROGRAMS, controlled
 
 from dnsse.engine.choices import FirstChooser
 from dnsse.engine.operation import Access, Operation
-from dnsse.report.minimize import GuidedChooser
+from dnsse.search.minimize import GuidedChooser
 from dnsse.search.directed import DirectedChooser
 from dnsse.search.finish import Finish
 

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from dnsse.search.campaign import CampaignConfig, run_campaign
+from dnsse.campaign.campaign import CampaignConfig, run_campaign
 from tests.helpers import PROGRAMS
 
 

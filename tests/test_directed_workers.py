@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from dnsse.search.campaign import Campaign, CampaignConfig
+from dnsse.campaign.campaign import Campaign, CampaignConfig
 from dnsse.search.corpus import Corpus, CorpusEntry
 from dnsse.search.corpus_share import ROUND, Merger, Sharing
 from dnsse.search.fuzz import FuzzStrategy

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from dnsse.search.campaign import CampaignConfig, run_campaign
+from dnsse.campaign.campaign import CampaignConfig, run_campaign
 
 PROGRAMS = Path(__file__).parent / "programs"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dnsse.engine.choices import ReplayChooser
 from dnsse.engine.runner import run_execution
 from dnsse.frameworks.threads.framework import ThreadsFramework
-from dnsse.report.minimize import GuidedChooser, minimize
+from dnsse.search.minimize import GuidedChooser, minimize
 from helpers import SeededChooser, load_program
 
 

@@ -171,7 +171,7 @@ def test_a_float_band_is_reported_at_its_integral_edge_nearest_the_default(tmp_p
 
 
 def test_simplicity_puts_integers_first_then_closeness_to_the_default_then_fewer_bits() -> None:
-    from dnsse.report.shrink_inputs import simplicity
+    from dnsse.search.shrink_inputs import simplicity
 
     assert simplicity(1000, 1500) < simplicity(573, 1500) < simplicity(0, 1500)
     assert simplicity(3.0, 1.0) < simplicity(1.5, 1.0) < simplicity(math.inf, 1.0)
@@ -180,7 +180,7 @@ def test_simplicity_puts_integers_first_then_closeness_to_the_default_then_fewer
 
 def test_one_failure_shown_with_other_values_is_the_same_failure() -> None:
     from dnsse.engine.bugs import Bug
-    from dnsse.report.shrink_inputs import is_same_failure
+    from dnsse.search.shrink_inputs import is_same_failure
 
     trace = 'Traceback:\n  File "p.py", line 14, in f\nAssertionError: {}'
     a = Bug("exception", "AssertionError: 573 tokens fit", [trace.format(573)])

@@ -13,9 +13,9 @@ import pytest
 
 from dnsse.cli import main
 from dnsse.engine.target import LoadedTarget, TargetSpec
-from dnsse.search.campaign import CampaignConfig
-from dnsse.search.parallel_worker import _work, worker_settings
-from dnsse.search.worker_reports import worker_failure
+from dnsse.campaign.campaign import CampaignConfig
+from dnsse.campaign.local_worker import _work, worker_settings
+from dnsse.campaign.worker_reports import worker_failure
 
 ROOT = Path(__file__).resolve().parent.parent
 PROGRAMS = Path(__file__).parent / "programs"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from helpers import PROGRAMS
 
-from dnsse.report.trace import read_trace
+from dnsse.campaign.trace import read_trace
 
 
 def dnsse(*arguments: str, cwd: Path) -> subprocess.CompletedProcess:

@@ -13,8 +13,8 @@ from typing import Iterator
 
 import pytest
 
-from dnsse.search.campaign import Campaign, CampaignConfig, run_campaign
-from dnsse.search.ray_cluster import _run_batch, _settings, adopt_semantics
+from dnsse.campaign.campaign import Campaign, CampaignConfig, run_campaign
+from dnsse.campaign.ray_batches import _run_batch, _settings, adopt_semantics
 
 PROGRAMS = Path(__file__).parent / "programs"
 RACE = f"{PROGRAMS}/report_prints.py:main"
@@ -41,7 +41,7 @@ def test_a_batch_asks_the_model_within_its_share_and_reports_its_counts(tmp_path
     from fake_openai import Canned, FakeOpenAI
 
     from dnsse.advisor.model import ModelSettings
-    from dnsse.search.worker_totals import WorkerTotals
+    from dnsse.campaign.worker_totals import WorkerTotals
 
     monkeypatch.setenv("DNSSE_LLM_API_KEY", "sk-batch-test")
     server = FakeOpenAI()
@@ -66,7 +66,7 @@ def test_a_batch_asks_the_model_within_its_share_and_reports_its_counts(tmp_path
 def test_ray_actors_of_a_directed_search_run_the_rounds_the_worker_processes_run() -> None:
     """Two actors (here plain objects) of hybrid: disjoint executions, one merged corpus, as --workers 2 divides."""
     from dnsse.search.corpus_share import ROUND, Merger
-    from dnsse.search.ray_directed import ShardWorker
+    from dnsse.campaign.ray_rounds import ShardWorker
 
     config = CampaignConfig(target=f"{PROGRAMS}/directed_inputs.py:pool_race", strategy="hybrid", budget=3 * ROUND * 2)
     settings = _settings(config, Campaign(config).target)
@@ -150,7 +150,7 @@ def test_dfs_tasks_divide_the_tree_and_explore_each_schedule_once() -> None:
     """Tasks of a few executions each, their frontiers divided anew: the schedules of one process, once each."""
     from dnsse.search.dfs_share import DfsShare
     from dnsse.search.dfs_slice import Slice
-    from dnsse.search.ray_dfs import _run_dfs_slice
+    from dnsse.campaign.ray_dfs import _run_dfs_slice
 
     target = f"{PROGRAMS}/threads_counter.py:locked"
     config = CampaignConfig(target=target, strategy="dfs")

@@ -15,9 +15,9 @@ from dnsse.engine.runner import run_execution
 from dnsse.report.progress import ProgressLine
 from dnsse.report.story import tell
 from dnsse.report.story_text import story_lines
-from dnsse.report.trace import read_trace
-from dnsse.search.campaign import CampaignConfig, load, preflight, run_campaign
-from dnsse.search.control import CampaignControl
+from dnsse.campaign.trace import read_trace
+from dnsse.campaign.campaign import CampaignConfig, load, preflight, run_campaign
+from dnsse.campaign.control import CampaignControl
 
 PROGRAMS = Path(__file__).parent / "programs"
 PRINTS = f"{PROGRAMS}/report_prints.py:main"

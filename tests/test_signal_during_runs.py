@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from dnsse.engine.limits import Limits
-from dnsse.search.campaign import CampaignConfig, run_campaign
+from dnsse.campaign.campaign import CampaignConfig, run_campaign
 
 PROGRAM = Path(__file__).parent / "programs" / "signalled.py"
 

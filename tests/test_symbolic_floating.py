@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 import z3
 
-from dnsse.search.campaign import CampaignConfig, CampaignResult, run_campaign
-from dnsse.search.control import CampaignControl
-from dnsse.search.resume import load_state
+from dnsse.campaign.campaign import CampaignConfig, CampaignResult, run_campaign
+from dnsse.campaign.control import CampaignControl
+from dnsse.campaign.resume import load_state
 from dnsse.symbolic.floating import Unsupported, solve_fp
 from tests.helpers import PROGRAMS
 

@@ -48,7 +48,7 @@ print(json.dumps(runs))
 REPLAYS = """
 import json, sys
 from pathlib import Path
-from dnsse.report.replay import replay
+from dnsse.campaign.replay import replay
 
 runs = [replay(Path(sys.argv[1])).result for _ in range(5)]
 print(json.dumps([[[c.to_json() for c in run.choices], run.bug.message if run.bug else None] for run in runs]))

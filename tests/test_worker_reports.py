@@ -7,9 +7,9 @@ from pathlib import Path
 
 from dnsse.engine.choices import Choice, ChoiceKind, Chosen
 from dnsse.engine.runner import ExecutionResult
-from dnsse.search.campaign import Campaign, CampaignConfig
+from dnsse.campaign.campaign import Campaign, CampaignConfig
 from dnsse.search.registry import make_strategy
-from dnsse.search.worker_reports import execution_report, result_from_report
+from dnsse.campaign.worker_reports import execution_report, result_from_report
 
 PROGRAMS = Path(__file__).parent / "programs"
 

@@ -13,15 +13,15 @@ from multiprocessing.connection import Connection
 import pytest
 import torch  # noqa: F401 - the parent has torch, so the fork server imports it once for every worker
 
-from dnsse.search.fork_server import start_fork_server, start_method
-from dnsse.search.worker_pool import WorkerPool
+from dnsse.campaign.fork_server import start_fork_server, start_method
+from dnsse.campaign.worker_pool import WorkerPool
 
 pytestmark = pytest.mark.skipif(start_method() != "forkserver", reason="no fork server on this platform")
 
 
 def _ready(settings: str, pipe: Connection, stop: object) -> None:
     """A worker body that says what it found imported when it started, then waits to be stopped."""
-    pipe.send_bytes(json.dumps({"torch": "torch" in sys.modules, "dnsse": "dnsse.search.worker_pool" in sys.modules}).encode())
+    pipe.send_bytes(json.dumps({"torch": "torch" in sys.modules, "dnsse": "dnsse.campaign.worker_pool" in sys.modules}).encode())
     if settings == "crash":
         os.kill(os.getpid(), signal.SIGSEGV)
     pipe.close()
@@ -63,8 +63,8 @@ def test_a_worker_forked_from_the_server_that_dies_is_seen_with_its_signal() -> 
 FRESH_PARENT = """
 import json, os, signal, sys
 import torch
-from dnsse.search.fork_server import fork_this_process, start_fork_server
-from dnsse.search.worker_pool import WorkerPool
+from dnsse.campaign.fork_server import fork_this_process, start_fork_server
+from dnsse.campaign.worker_pool import WorkerPool
 from test_worker_start import _report
 
 if __name__ == "__main__":  # a worker of multiprocessing's own server runs this file again

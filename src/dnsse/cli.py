@@ -26,8 +26,8 @@ from dnsse.engine.flight import install_recorder, recorder_capacity, supervised_
 from dnsse.engine.memory import default_memory_limit, parse_memory_limit
 from dnsse.errors import BadInput, NotUnderControl
 from dnsse.report.options import add_output_options, add_report_command
-from dnsse.search.resume import load_state, state_path
-from dnsse.search.supervisor import FAULT_FILE, RESTART, RestartNeeded, mark_ended
+from dnsse.campaign.resume import load_state, state_path
+from dnsse.campaign.supervisor import FAULT_FILE, RESTART, RestartNeeded, mark_ended
 from dnsse.search.registry import BUILT, DEFAULT, PLANNED
 from dnsse.usage import CHECK_EPILOG, UsageParser
 from dnsse.validation import (
@@ -48,8 +48,8 @@ from dnsse.validation import (
 )
 
 if TYPE_CHECKING:
-    from dnsse.search.campaign import CampaignResult
-    from dnsse.search.control import CampaignControl
+    from dnsse.campaign.campaign import CampaignResult
+    from dnsse.campaign.control import CampaignControl
 
 EXIT_CLEAN, EXIT_BUG, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143
@@ -204,7 +204,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _run_under_fixed_hash_seed(arguments, hand_down=supervising)
     try:
         if supervising:
-            # This process only watches: the target runs in a child that may die (dnsse.search.supervisor).
+            # This process only watches: the target runs in a child that may die (dnsse.campaign.supervisor).
             from dnsse.supervised import supervise_check, supervise_replay
 
             if arguments.command == "check":
@@ -337,7 +337,7 @@ def _run_under_fixed_hash_seed(arguments: argparse.Namespace, hand_down: bool = 
 
     seed: int | None = campaign_hash_seed()
     if arguments.command == "replay":
-        from dnsse.report.trace import recorded_hash_seed
+        from dnsse.campaign.trace import recorded_hash_seed
 
         seed = recorded_hash_seed(arguments.trace)
     if seed is not None:
@@ -379,9 +379,9 @@ def _validate(arguments: argparse.Namespace) -> None:
 
 def _check(arguments: argparse.Namespace) -> int:
     from dnsse.report.console import CheckConsole
-    from dnsse.search.campaign import CampaignConfig, run_campaign
-    from dnsse.search.control import CampaignControl
-    from dnsse.search.fork_server import fork_this_process
+    from dnsse.campaign.campaign import CampaignConfig, run_campaign
+    from dnsse.campaign.control import CampaignControl
+    from dnsse.campaign.fork_server import fork_this_process
 
     _validate(arguments)
     arguments.world_size = _world_size(arguments)
@@ -553,7 +553,7 @@ def advisor_line(name: str, counts: dict) -> str:
 
 @contextlib.contextmanager
 def _stop_on_signals(control: CampaignControl) -> Iterator[None]:
-    """Ctrl-C and SIGTERM stop the campaign at the end of its current execution (see dnsse.search.control).
+    """Ctrl-C and SIGTERM stop the campaign at the end of its current execution (see dnsse.campaign.control).
 
     One that comes while the summary is written changes nothing: the campaign
     has stopped already, and a second Ctrl-C at the terminal makes the

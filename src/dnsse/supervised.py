@@ -1,4 +1,4 @@
-"""The supervising side of ``dnsse check`` and ``dnsse replay`` (see dnsse.search.supervisor).
+"""The supervising side of ``dnsse check`` and ``dnsse replay`` (see dnsse.campaign.supervisor).
 
 The child process does the work and prints its own results. This side only
 speaks when the child could not: a crash (the bug, its trace, and, unless
@@ -19,9 +19,9 @@ from pathlib import Path
 from dnsse.engine.bugs import Bug
 from dnsse.engine.memory import default_memory_limit, machine_memory
 from dnsse.engine.target import target_file_name
-from dnsse.report.trace import read_trace
-from dnsse.search.resume import SavedBug, SavedCampaign, discard_state, load_state, save_state
-from dnsse.search.supervisor import (
+from dnsse.campaign.trace import read_trace
+from dnsse.campaign.resume import SavedBug, SavedCampaign, discard_state, load_state, save_state
+from dnsse.campaign.supervisor import (
     MAX_RESTARTS,
     RESTART,
     STOP_GRACE_S,
@@ -144,7 +144,7 @@ def _finish_from_state(
     arguments: argparse.Namespace, state: SavedCampaign, interrupted: int | None, keep: bool = False
 ) -> int:
     from dnsse.cli import finish_check
-    from dnsse.search.campaign import CampaignResult, FoundBug, InconclusiveRun
+    from dnsse.campaign.campaign import CampaignResult, FoundBug, InconclusiveRun
 
     result = CampaignResult(
         target=state.target,

@@ -5,7 +5,7 @@ that exhausts the machine's memory because ``--world-size`` was a typo, costs
 the user more than a message up front. So each size has a cap that names
 itself in the message, non-finite numbers are refused, and output paths are
 proven writable before the first execution. Traces are read with the same
-caps (see :mod:`dnsse.report.trace`).
+caps (see :mod:`dnsse.campaign.trace`).
 """
 
 from __future__ import annotations

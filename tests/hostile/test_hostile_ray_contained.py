@@ -11,10 +11,10 @@ from pathlib import Path
 
 from hostile_cli import output, run_cli, target
 
-from dnsse.search.campaign import Campaign, CampaignConfig
-from dnsse.search.worker_reports import result_from_report
-from dnsse.search.ray_cluster import _settings
-from dnsse.search.ray_contained import run_batch_contained, run_slice_contained
+from dnsse.campaign.campaign import Campaign, CampaignConfig
+from dnsse.campaign.worker_reports import result_from_report
+from dnsse.campaign.ray_batches import _settings
+from dnsse.campaign.ray_contained import run_batch_contained, run_slice_contained
 
 
 def _settings_of(function: str, strategy: str, out: Path) -> tuple[str, Campaign]:
@@ -57,7 +57,7 @@ def test_a_dfs_slice_that_crashes_is_lost_with_its_crash_and_the_executions_befo
 def test_a_directed_worker_whose_actor_died_runs_its_rounds_on_with_each_crash_a_bug(tmp_path: Path) -> None:
     """The replacement of a fuzz actor: every index of its rounds comes back, crashes as bugs that replay."""
     from dnsse.search.corpus_share import ROUND, Merger
-    from dnsse.search.ray_contained import ContainedShardWorker
+    from dnsse.campaign.ray_contained import ContainedShardWorker
 
     config = CampaignConfig(target=target("crashes.py:crash_or_race"), strategy="fuzz", seed=0, out=tmp_path, budget=3 * ROUND * 2)
     campaign = Campaign(config)

@@ -43,7 +43,7 @@ def old_objects_frozen() -> Iterator[None]:
     when a campaign starts (the libraries, the program's imports) lives as
     long as it, so its full collections need only traverse what it made.
     A process that froze its heap already (a worker forked from the fork
-    server, dnsse.search.fork_server) keeps it frozen after.
+    server, dnsse.campaign.fork_server) keeps it frozen after.
     """
     frozen_before = gc.get_freeze_count()
     gc.freeze()

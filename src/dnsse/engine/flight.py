@@ -7,7 +7,7 @@ in memory: the execution's number, every choice made so far, and the agent
 chosen at the last step with its operation. Writes to a shared mapping land
 in the page cache at once, so they survive the process; the supervising
 process reads the file after the death and turns it into a ``crash`` bug with
-a trace that replays it (see :mod:`dnsse.search.supervisor`).
+a trace that replays it (see :mod:`dnsse.campaign.supervisor`).
 
 The cost is a few bytes written per choice and per step, no system call.
 """

@@ -58,7 +58,7 @@ def import_refused(entries: Sequence[Refusal]) -> None:
     """Import now the modules ``refused(entries)`` patches (those that import; see :func:`refused`).
 
     A framework does it as it is built, before anything of the target runs:
-    a worker process forked later (dnsse.search.fork_server) then has them
+    a worker process forked later (dnsse.campaign.fork_server) then has them
     already, instead of importing them (torch's elastic launcher: 0.1 s of
     CPU) in each worker.
     """

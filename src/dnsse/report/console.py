@@ -25,7 +25,7 @@ from dnsse.frameworks.base import Framework
 from dnsse.report.progress import ProgressLine
 from dnsse.report.story import Story, tell
 from dnsse.report.story_text import output_lines, story_lines
-from dnsse.search.campaign import CampaignResult, FoundBug
+from dnsse.campaign.campaign import CampaignResult, FoundBug
 
 
 class CheckConsole:
@@ -126,7 +126,7 @@ def bug_block(found: FoundBug, story: Story | None) -> list[str]:
     """A found bug as a person reads it: the bug, its inputs, its story, its output, its trace."""
     # A crash is not replayed in the process that reports it: it would kill that process too.
     confirmed = "" if found.bug.kind == BugKind.CRASH else ", confirmed by replay of its trace"
-    # Execution 0: a known failure replayed before the search (dnsse.search.known_failures).
+    # Execution 0: a known failure replayed before the search (dnsse.campaign.known_failures).
     where = f"in execution {found.execution}" if found.execution else "again: a known failure, replayed first"
     lines = [
         f"found a bug {where} ({found.elapsed_s:.2f}s){confirmed}:",

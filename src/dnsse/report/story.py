@@ -28,8 +28,8 @@ from dnsse.engine.object_names import number_of
 from dnsse.engine.operation import Access, Operation, is_expiry
 from dnsse.engine.output import CapturedOutput
 from dnsse.report.program_names import ProgramNames
-from dnsse.report.replay import replay
-from dnsse.report.trace import Trace
+from dnsse.campaign.replay import replay
+from dnsse.campaign.trace import Trace
 
 
 @dataclass(frozen=True)
@@ -373,7 +373,7 @@ def tell(trace_path: Path, force: bool = False, root: Path | None = None) -> Sto
     """Run the trace at ``trace_path`` once more, recording each step and the program's output.
 
     ``force``: run it even against a changed program; ``root``: the checkout to find its target in
-    (see :func:`~dnsse.report.replay.replay`).
+    (see :func:`~dnsse.campaign.replay.replay`).
     """
     recorder = _StepRecorder()
     outcome = replay(trace_path, monitors=[recorder], force=force, root=root)

@@ -168,7 +168,7 @@ class Sharing:
     def settled(self) -> None:
         """Everything the strategy and coverage map hold counts as shared: so they stand after a merge.
 
-        A worker resumed at the start of a round (see dnsse.search.parallel_progress)
+        A worker resumed at the start of a round (see dnsse.campaign.local_progress)
         has applied every merge before it, and learnt nothing since.
         """
         if self.coverage is not None:

@@ -17,8 +17,8 @@ from dnsse.search.dfs_share import DfsShare, Unit, _Shared
 from dnsse.search.dfs_slice import node_from_json, node_to_json
 
 if TYPE_CHECKING:
-    from dnsse.search.campaign import Campaign
-    from dnsse.search.control import CampaignControl
+    from dnsse.campaign.campaign import Campaign
+    from dnsse.campaign.control import CampaignControl
 
 
 def division_state(campaign: Campaign, share: DfsShare) -> dict:

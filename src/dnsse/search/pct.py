@@ -131,7 +131,7 @@ class PctStrategy:
         return self._last
 
     def state(self) -> dict:
-        """What this strategy learnt, for a resumed campaign (see dnsse.search.resume)."""
+        """What this strategy learnt, for a resumed campaign (see dnsse.campaign.resume)."""
         return {"steps": self.steps, "spins": self.spins, "executions_with_spins": self.executions_with_spins}
 
     def restore(self, state: dict, rerun: object = None) -> None:

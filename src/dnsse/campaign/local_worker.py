@@ -1,11 +1,11 @@
 """The body of a worker process of a parallel campaign: its share of the executions, reported to the parent.
 
 Worker ``w`` of ``N`` runs the indices ``w, w+N, ...`` from its ``start``
-(see :mod:`dnsse.search.parallel`), each reported on its pipe as JSON
-(:mod:`dnsse.search.worker_reports`) before the next starts, through a
+(see :mod:`dnsse.campaign.local_processes`), each reported on its pipe as JSON
+(:mod:`dnsse.campaign.worker_reports`) before the next starts, through a
 flight recorder that lets the parent name the execution the worker died in.
 A directed search takes part in the rounds of
-:mod:`dnsse.search.parallel_rounds`. :func:`serve` and :func:`exit_worker`
+:mod:`dnsse.campaign.local_rounds`. :func:`serve` and :func:`exit_worker`
 are the frame every worker body shares (the divided dfs's too).
 """
 
@@ -31,15 +31,15 @@ from dnsse.engine.flight import FlightRecorder, recorder_capacity
 from dnsse.engine.memory import is_exhausted
 from dnsse.engine.target import LoadedTarget
 from dnsse.errors import BadInput, EngineFailure
-from dnsse.search.campaign import Campaign, CampaignConfig, advisor_report, advisor_setup, engine_report, wants_feedback, watch_for
-from dnsse.search.campaign_settings import campaign_settings, config_from_settings
+from dnsse.campaign.campaign import Campaign, CampaignConfig, advisor_report, advisor_setup, engine_report, wants_feedback, watch_for
+from dnsse.campaign.settings import campaign_settings, config_from_settings
 from dnsse.search.corpus_share import Sharing, round_of
-from dnsse.search.parallel_progress import learnt_of, restore_learnt
-from dnsse.search.parallel_rounds import RoundWorker
+from dnsse.campaign.local_progress import learnt_of, restore_learnt
+from dnsse.campaign.local_rounds import RoundWorker
 from dnsse.search.registry import make_strategy
 from dnsse.search.strategy import notes_of
-from dnsse.search.worker_death import WorkerFiles
-from dnsse.search.worker_reports import execution_report, new_arcs
+from dnsse.campaign.worker_death import WorkerFiles
+from dnsse.campaign.worker_reports import execution_report, new_arcs
 
 Send = Callable[..., None]
 
@@ -59,7 +59,7 @@ def worker_settings(
     """What a worker needs to rebuild the campaign, as JSON (paths made absolute).
 
     ``learnt``: what the worker learnt before the campaign was stopped (see
-    dnsse.search.parallel_progress); ``saving``: send what it learnt when stopped;
+    dnsse.campaign.local_progress); ``saving``: send what it learnt when stopped;
     ``applied``: a directed search's rounds merged before it starts, which ``learnt`` holds.
     """
     return json.dumps(

@@ -3,7 +3,7 @@
 The command line runs campaigns under a :class:`CampaignControl`. A signal
 (Ctrl-C, SIGTERM) only sets ``stop_signal``: the loop stops at the end of the
 current execution, so the summary and the reports are still written. The
-state is saved as the campaign goes (see :mod:`dnsse.search.resume`), so an
+state is saved as the campaign goes (see :mod:`dnsse.campaign.resume`), so an
 interrupted campaign can be resumed. An execution whose agents would not
 stop (a thread spinning outside every scheduling point, past the wall-clock
 limit) leaves the process unfit for the next one: :class:`RestartNeeded`
@@ -25,13 +25,13 @@ from dnsse.engine.inputs import show_value
 from dnsse.engine.memory import is_exhausted, memory_limit
 from dnsse.engine.runner import ExecutionResult
 from dnsse.errors import BadInput
-from dnsse.report.relocation import project_root
-from dnsse.report.trace import Trace
-from dnsse.search.resume import SavedBug, SavedCampaign, discard_state, save_state
-from dnsse.search.supervisor import RestartNeeded
+from dnsse.campaign.relocation import project_root
+from dnsse.campaign.trace import Trace
+from dnsse.campaign.resume import SavedBug, SavedCampaign, discard_state, save_state
+from dnsse.campaign.supervisor import RestartNeeded
 
 if TYPE_CHECKING:
-    from dnsse.search.campaign import Campaign, FoundBug
+    from dnsse.campaign.campaign import Campaign, FoundBug
     from dnsse.search.saved_learning import Rerun
     from dnsse.search.strategy import Strategy
     from dnsse.symbolic.concolic import Concolic
@@ -78,7 +78,7 @@ class CampaignControl:
 
     def adopt(self, campaign: Campaign, strategy: str, workers: int = 1) -> SavedCampaign | None:
         """The saved state of a resumed campaign, its bugs, clock and inconclusive runs put back; BadInput for another campaign's."""
-        from dnsse.search.campaign import FoundBug, InconclusiveRun
+        from dnsse.campaign.campaign import FoundBug, InconclusiveRun
 
         saved = self.resume
         if saved is None:

@@ -17,7 +17,7 @@ from typing import Callable
 from dnsse.engine.bugs import Bug
 from dnsse.engine.runner import ExecutionResult
 from dnsse.errors import NotDeterministic
-from dnsse.report.trace import Trace, read_trace
+from dnsse.campaign.trace import Trace, read_trace
 
 # Words and single marks: a set's elements in another order give the same tokens.
 _TOKEN = re.compile(r"\w+|[^\w\s]")

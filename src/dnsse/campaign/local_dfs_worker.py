@@ -1,4 +1,4 @@
-"""A worker process of a divided ``dfs`` (see :mod:`dnsse.search.parallel_dfs`): slices of the units it is sent.
+"""A worker process of a divided ``dfs`` (see :mod:`dnsse.campaign.local_dfs`): slices of the units it is sent.
 
 The worker reads its inbox for a unit, explores a slice below the unit's
 prefix (:func:`~dnsse.search.dfs_slice.run_slice`) and reports, on its own
@@ -22,13 +22,13 @@ from pathlib import Path
 from dnsse.engine.flight import FlightRecorder, recorder_capacity
 from dnsse.engine.memory import is_exhausted
 from dnsse.engine.runner import ExecutionResult
-from dnsse.search.campaign import Campaign
+from dnsse.campaign.campaign import Campaign
 from dnsse.search.dfs import DfsStrategy
 from dnsse.search.dfs_slice import SliceLimits, run_slice
-from dnsse.search.campaign_settings import config_from_settings
-from dnsse.search.parallel_worker import Send, exit_worker, serve
-from dnsse.search.worker_pool import POLL_S
-from dnsse.search.worker_reports import execution_report, new_arcs
+from dnsse.campaign.settings import config_from_settings
+from dnsse.campaign.local_worker import Send, exit_worker, serve
+from dnsse.campaign.worker_pool import POLL_S
+from dnsse.campaign.worker_reports import execution_report, new_arcs
 
 # What the parent puts in a worker's inbox besides units: end the slice after the running execution.
 YIELD = "yield"

@@ -6,7 +6,7 @@ process (``os._exit``, a segfault, a fatal signal) kills that Ray worker,
 and Ray only tells the driver that the worker died: not in which execution,
 nor with which choices. The driver then runs the work again here, on any
 node: its executions run in a child process with a flight recorder, as the
-workers of ``--workers`` do (:mod:`dnsse.search.worker_pool`), so the
+workers of ``--workers`` do (:mod:`dnsse.campaign.worker_pool`), so the
 execution that kills the child comes back as a ``crash`` report
 (``crashed``: the driver must not run it) with the choices that replay it,
 and a fresh child goes on after it. The Ray worker itself never dies.
@@ -17,7 +17,7 @@ and a fresh child goes on after it. The Ray worker itself never dies.
 - an actor of a directed search (:class:`ContainedShardWorker`): its
   replacement runs the round the actor died in, and its later rounds, in a
   child that takes the merges as the workers of ``--workers`` do
-  (:mod:`dnsse.search.parallel_rounds`). What the dead actor had learnt is
+  (:mod:`dnsse.campaign.local_rounds`). What the dead actor had learnt is
   lost: the child starts afresh from the merges, as a worker process
   replaced after a death does.
 """
@@ -31,12 +31,12 @@ from typing import Iterator
 
 from dnsse.errors import BadInput
 from dnsse.search.corpus_share import ROUND
-from dnsse.search.parallel_worker import worker_main, worker_settings
-from dnsse.search.parallel_rounds import write_round
-from dnsse.search.ray_cluster import campaign_for, report_of
-from dnsse.search.worker_death import MAX_DEATHS_WITHOUT_PROGRESS, death_message
-from dnsse.search.worker_pool import POLL_S, WorkerPool
-from dnsse.search.worker_reports import worker_failure
+from dnsse.campaign.local_worker import worker_main, worker_settings
+from dnsse.campaign.local_rounds import write_round
+from dnsse.campaign.ray_batches import campaign_for, report_of
+from dnsse.campaign.worker_death import MAX_DEATHS_WITHOUT_PROGRESS, death_message
+from dnsse.campaign.worker_pool import POLL_S, WorkerPool
+from dnsse.campaign.worker_reports import worker_failure
 
 
 @dataclass
@@ -123,13 +123,13 @@ def run_batch_contained(settings_text: str, first: int, size: int) -> str:
 
 
 def run_slice_contained(settings_text: str, prefix: list[dict], size: int) -> str:
-    """A dfs slice below ``prefix`` in a child process (see dnsse.search.dfs_worker): reports, slice, and whether it was lost.
+    """A dfs slice below ``prefix`` in a child process (see dnsse.campaign.local_dfs_worker): reports, slice, and whether it was lost.
 
     The child that dies in an execution loses the slice (running it again
     would crash again at the same place): its reports so far and the crash
     come back with ``lost`` set, and the driver verifies nothing.
     """
-    from dnsse.search.dfs_worker import dfs_worker_main
+    from dnsse.campaign.local_dfs_worker import dfs_worker_main
 
     campaign = campaign_for(settings_text)
     config = dataclasses.replace(campaign.config, workers=1, minimize=False)
@@ -189,7 +189,7 @@ class ContainedShardWorker:
         self.running = False
 
     def run_round(self, number: int, merged: str | None) -> str:
-        """Round ``number`` as :meth:`ShardWorker.run_round <dnsse.search.ray_directed.ShardWorker.run_round>` runs it; JSON.
+        """Round ``number`` as :meth:`ShardWorker.run_round <dnsse.campaign.ray_rounds.ShardWorker.run_round>` runs it; JSON.
 
         Reports of executions are ``contained``; a crash report is ``crashed``;
         ``processes`` holds each child's latest counts (a child replaced after

@@ -8,14 +8,14 @@ channel: a queue shared by all workers would be left locked by a writer that
 died holding its lock. For the same reason the stop flag is a byte of shared
 memory, read and written without a lock. A dead worker's pipe reads as
 closed; :meth:`WorkerPool.death` then says how it died and in which execution
-(see :mod:`dnsse.search.worker_death`), and :meth:`WorkerPool.start` puts a
+(see :mod:`dnsse.campaign.worker_death`), and :meth:`WorkerPool.start` puts a
 fresh process in its place.
 
 A pool made with ``inbox=True`` also gives each worker a pipe of its own
 from the parent (:meth:`WorkerPool.send`), read only by that worker: a
 worker that dies takes nothing of another's with it.
 
-Workers are forked from a fork server (:mod:`dnsse.search.fork_server`),
+Workers are forked from a fork server (:mod:`dnsse.campaign.fork_server`),
 so a worker starts in milliseconds instead of importing torch anew, and each
 worker is still a fresh process: its death is seen as above.
 """
@@ -34,8 +34,8 @@ from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
-from dnsse.search.fork_server import sigint_blocked, start_fork_server, start_method
-from dnsse.search.worker_death import Death, WorkerFiles, death_of
+from dnsse.campaign.fork_server import sigint_blocked, start_fork_server, start_method
+from dnsse.campaign.worker_death import Death, WorkerFiles, death_of
 
 # How often a parent looks at its workers while no report arrives.
 POLL_S = 0.2

@@ -13,7 +13,7 @@ choice sequences:
    the default answer (let the current agent go on unless it spins; the first value) instead
    of the recorded one, or no answer at all (the later choices move up);
 3. last, each input value towards the default and simpler values, as
-   Hypothesis shrinks numbers (:mod:`dnsse.report.shrink_inputs`).
+   Hypothesis shrinks numbers (:mod:`dnsse.search.shrink_inputs`).
 
 The score is the number of answers that differ from the default, i.e. the
 preemptions and non-default values a person has to read. Every kept sequence
@@ -46,7 +46,7 @@ from dnsse.engine.determinism import Expected
 from dnsse.engine.operation import Operation
 from dnsse.engine.runner import ExecutionResult
 from dnsse.errors import NotDeterministic
-from dnsse.report.shrink_inputs import is_same_failure, shrink_inputs
+from dnsse.search.shrink_inputs import is_same_failure, shrink_inputs
 from dnsse.search.finish import Finish
 
 # A planned answer: the recorded choice, or None for "the default here".
@@ -244,7 +244,7 @@ def minimize(
                     break
             index = min(index, len(best.choices)) - 1
 
-    # 3. The input values, each as simple as the bug allows (dnsse.report.shrink_inputs).
+    # 3. The input values, each as simple as the bug allows (dnsse.search.shrink_inputs).
     def try_index(kept: ExecutionResult, position: int, answer: int) -> ExecutionResult | None:
         nonlocal best_score
         plan: Plan = list(kept.choices)

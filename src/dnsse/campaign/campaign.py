@@ -24,18 +24,18 @@ from dnsse.engine.inconclusive import Inconclusive
 from dnsse.engine.memory import is_exhausted, memory_limit
 from dnsse.engine.runner import ExecutionResult, Monitor, run_execution
 from dnsse.engine.inputs import InputParameter, show_value
-from dnsse.search.rejections import Rejections
+from dnsse.campaign.rejections import Rejections
 from dnsse.engine.target import LoadedTarget, TargetSpec
 from dnsse.errors import BadInput
 from dnsse.frameworks.base import Framework, framework_named
-from dnsse.report.confirm import confirm
-from dnsse.search.known_failures import KnownFailures, remember, replay_known
-from dnsse.report.relocation import project_root
-from dnsse.report.minimize import minimize
-from dnsse.report.trace import Trace, write_trace
+from dnsse.campaign.confirm import confirm
+from dnsse.campaign.known_failures import KnownFailures, remember, replay_known
+from dnsse.campaign.relocation import project_root
+from dnsse.search.minimize import minimize
+from dnsse.campaign.trace import Trace, write_trace
 from dnsse.search.advisor_setup import AdvisorSetup
-from dnsse.search.bug_family import bug_family
-from dnsse.search.control import CampaignControl
+from dnsse.campaign.bug_family import bug_family
+from dnsse.campaign.control import CampaignControl
 from dnsse.search.registry import DEFAULT, make_strategy
 from dnsse.search.strategy import notes_of
 from dnsse.spec.sources import load_suite
@@ -69,7 +69,7 @@ class CampaignConfig:
     spec_files: list[Path] = field(default_factory=list)
     # Inject the faults a program declares (Ray actor crashes, task retries).
     faults: bool = True
-    # Parallel worker processes on this machine (see dnsse.search.parallel).
+    # Parallel worker processes on this machine (see dnsse.campaign.local_processes).
     workers: int = 1
     # Pinned inputs, NAME -> VALUE text as given to --input.
     inputs: dict[str, str] = field(default_factory=dict)
@@ -77,16 +77,16 @@ class CampaignConfig:
     show_output: bool = False
     # Where a launch command's relative paths start (None: the working directory).
     directory: Path | None = None
-    # Run the executions as tasks on the Ray cluster at this address (see dnsse.search.ray_cluster).
+    # Run the executions as tasks on the Ray cluster at this address (see dnsse.campaign.ray_batches).
     ray_address: str | None = None
     # The language model the advisor of llm and hybrid asks (None: the offline advisor only).
     advisor: ModelSettings | None = None
-    # Run the executions in a worker process even with one worker (see dnsse.search.parallel): a program
+    # Run the executions in a worker process even with one worker (see dnsse.campaign.local_processes): a program
     # that kills its process (os._exit, a segfault, a fatal signal) is a crash bug, not the caller's death.
     # Costs the start of one process (2-3 s, torch imported anew) per campaign.
     contained: bool = False
     # Replay the known failures of the target (OUT/known/) before exploring, and keep the bugs found there
-    # (see dnsse.search.known_failures); the command line's default, off with --no-db.
+    # (see dnsse.campaign.known_failures); the command line's default, off with --no-db.
     known_failures: bool = False
 
 
@@ -201,7 +201,7 @@ class Campaign:
         self.rejections = Rejections()
         self.started = time.perf_counter()
         self._monitors = [self.suite] if self.suite is not None else []
-        # One bug once: each bug found so far, by its family (see dnsse.search.bug_family); None while
+        # One bug once: each bug found so far, by its family (see dnsse.campaign.bug_family); None while
         # it is minimized and confirmed, and for good if its trace did not replay it.
         self._seen: dict[tuple[str, tuple[str, ...]], FoundBug | None] = {}
         self._on_bug = on_bug
@@ -451,7 +451,7 @@ def run_campaign(
     process (``os._exit``, a segfault) kills the caller too.
     ``control`` (the command line's) stops the loop on a signal, saves the
     state for ``--resume`` and continues a resumed campaign (see
-    dnsse.search.control).
+    dnsse.campaign.control).
     """
     if config.workers < 1:
         raise BadInput(f"--workers must be at least 1, got {config.workers}")
@@ -462,12 +462,12 @@ def run_campaign(
         raise BadInput(f"--budget must be at least 1 execution, got {config.budget}")
     if config.ray_address is not None:
         # Imported here because the cluster campaign is built on this module.
-        from dnsse.search.ray_cluster import run_on_ray
+        from dnsse.campaign.ray_batches import run_on_ray
 
         return run_on_ray(config, strategy, on_bug, on_start, on_execution, control)
     if config.workers > 1 or config.contained:
         # Imported here because the parallel campaign is built on this module.
-        from dnsse.search.parallel import run_parallel
+        from dnsse.campaign.local_processes import run_parallel
 
         return run_parallel(config, strategy, on_bug, on_start, on_execution, control)
     campaign = Campaign(config, on_bug, feedback=wants_feedback(strategy))

@@ -17,17 +17,17 @@ A worker that dies (a segfault, ``os._exit``, a fatal signal, the
 out-of-memory killer) is no failure of the campaign: the execution it died
 in is a ``crash`` bug with a trace that replays it, from the worker's flight
 recorder, and a fresh worker takes over its share after that execution (see
-:mod:`dnsse.search.worker_pool`). Workers are forked from a server that has
-imported what they need (:mod:`dnsse.search.fork_server`). Ctrl-C reaches the parent only; the parent
+:mod:`dnsse.campaign.worker_pool`). Workers are forked from a server that has
+imported what they need (:mod:`dnsse.campaign.fork_server`). Ctrl-C reaches the parent only; the parent
 stops its workers, waits a grace period, then terminates those still running.
 
-What a worker process runs is :mod:`dnsse.search.parallel_worker`; its
-reports are :mod:`dnsse.search.worker_reports`.
+What a worker process runs is :mod:`dnsse.campaign.local_worker`; its
+reports are :mod:`dnsse.campaign.worker_reports`.
 
 Strategies learn per worker: ``pct`` estimates the length of a run from the
 executions of its own worker. A trace records its choices, so it replays
 whatever the worker had learnt. ``dfs`` divides its tree among the workers
-instead (:mod:`dnsse.search.parallel_dfs`): each of its executions follows
+instead (:mod:`dnsse.campaign.local_dfs`): each of its executions follows
 from the ones before.
 """
 
@@ -42,7 +42,7 @@ from dnsse.engine.runner import ExecutionResult
 from dnsse.engine.target import LoadedTarget
 from dnsse.errors import BadInput
 from dnsse.frameworks.base import Framework
-from dnsse.search.campaign import (
+from dnsse.campaign.campaign import (
     Campaign,
     CampaignConfig,
     CampaignResult,
@@ -51,18 +51,18 @@ from dnsse.search.campaign import (
     wants_feedback,
 )
 from dnsse.search.corpus_share import sharded
-from dnsse.search.parallel_progress import ParallelProgress, resume_progress, save_progress
-from dnsse.search.parallel_rounds import RoundKeeper
-from dnsse.search.parallel_worker import worker_main, worker_settings
+from dnsse.campaign.local_progress import ParallelProgress, resume_progress, save_progress
+from dnsse.campaign.local_rounds import RoundKeeper
+from dnsse.campaign.local_worker import worker_main, worker_settings
 from dnsse.search.strategy import Strategy
-from dnsse.search.worker_death import MAX_DEATHS_WITHOUT_PROGRESS, death_message
-from dnsse.search.fork_server import start_fork_server
-from dnsse.search.worker_pool import POLL_S, WorkerPool
-from dnsse.search.worker_reports import merge_reported_arcs, result_from_report, worker_failure
-from dnsse.search.worker_totals import WorkerTotals
+from dnsse.campaign.worker_death import MAX_DEATHS_WITHOUT_PROGRESS, death_message
+from dnsse.campaign.fork_server import start_fork_server
+from dnsse.campaign.worker_pool import POLL_S, WorkerPool
+from dnsse.campaign.worker_reports import merge_reported_arcs, result_from_report, worker_failure
+from dnsse.campaign.worker_totals import WorkerTotals
 
 if TYPE_CHECKING:
-    from dnsse.search.control import CampaignControl
+    from dnsse.campaign.control import CampaignControl
 
 
 def run_parallel(
@@ -73,7 +73,7 @@ def run_parallel(
     on_execution: Callable[[int, ExecutionResult, ArcRecorder | None], None] | None = None,
     control: CampaignControl | None = None,
 ) -> CampaignResult:
-    """The campaign of :func:`~dnsse.search.campaign.run_campaign`, run by ``config.workers`` processes.
+    """The campaign of :func:`~dnsse.campaign.campaign.run_campaign`, run by ``config.workers`` processes.
 
     Execution numbers (``on_execution``, each bug's ``execution``) are the
     global index + 1, as in a sequential campaign; ``executions`` counts the
@@ -88,7 +88,7 @@ def run_parallel(
                 f"processes; leave --workers out for {strategy.name}"
             )
         # Imported here because the divided search is built on this module.
-        from dnsse.search.parallel_dfs import run_parallel_dfs
+        from dnsse.campaign.local_dfs import run_parallel_dfs
 
         return run_parallel_dfs(config, on_bug, on_start, on_execution, control)
     campaign = prepared_campaign(config, on_bug, on_start, feedback=wants_feedback(strategy), on_loaded=start_fork_server)

@@ -55,9 +55,9 @@ class SavedCampaign:
     inconclusive: list[dict] = field(default_factory=list)
     # The coverage a coverage-guided campaign has seen (see dnsse.search.saved_learning); {} for the others.
     coverage: dict = field(default_factory=dict)
-    # --workers: each worker runs its own share of the executions (see dnsse.search.parallel_progress).
+    # --workers: each worker runs its own share of the executions (see dnsse.campaign.local_progress).
     workers: int = 1
-    # --ray-address: the driver's progress (see dnsse.search.ray_progress), unlike that of this machine's workers.
+    # --ray-address: the driver's progress (see dnsse.campaign.ray_progress), unlike that of this machine's workers.
     cluster: bool = False
 
     def refusal(

@@ -17,7 +17,7 @@ from pathlib import Path
 from dnsse.engine.bugs import Bug
 from dnsse.engine.flight import FlightRecord, read_flight_record
 from dnsse.engine.runner import ExecutionResult
-from dnsse.search.supervisor import ChildEnd, crash_bug, read_fault_lines
+from dnsse.campaign.supervisor import ChildEnd, crash_bug, read_fault_lines
 
 # A worker slot whose processes die this many times in a row without finishing an execution is given up.
 MAX_DEATHS_WITHOUT_PROGRESS = 3

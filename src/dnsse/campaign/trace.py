@@ -72,7 +72,7 @@ class Trace:
     # Where a launch command's relative paths start ("" for FILE.py:FUNC, whose path is absolute).
     directory: str = ""
     # The root of the project that held the target ("" if unknown): replay elsewhere finds the target
-    # at the same place relative to another checkout's root (dnsse.report.relocation).
+    # at the same place relative to another checkout's root (dnsse.campaign.relocation).
     root: str = ""
 
     def to_json(self) -> dict:

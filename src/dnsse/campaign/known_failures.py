@@ -24,12 +24,12 @@ from typing import TYPE_CHECKING
 from dnsse.engine.bugs import BugKind
 from dnsse.engine.memory import is_exhausted
 from dnsse.errors import BadInput
-from dnsse.report.confirm import unreproduced
-from dnsse.report.trace import read_trace
-from dnsse.search.bug_family import bug_family
+from dnsse.campaign.confirm import unreproduced
+from dnsse.campaign.trace import read_trace
+from dnsse.campaign.bug_family import bug_family
 
 if TYPE_CHECKING:
-    from dnsse.search.campaign import Campaign, FoundBug
+    from dnsse.campaign.campaign import Campaign, FoundBug
 
 # The most traces of one target replayed before a campaign explores (the newest first).
 MOST_REPLAYED = 20

@@ -51,7 +51,7 @@ from dnsse.engine.flight import (
     read_flight_record,
     supervised_directory,
 )
-from dnsse.report.trace import Trace, read_trace, write_trace
+from dnsse.campaign.trace import Trace, read_trace, write_trace
 
 # The child asks to be replaced: an execution left threads running in it.
 RESTART = 75

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from dnsse.engine.target import is_command
 from dnsse.errors import BadInput
-from dnsse.report.trace import Trace
+from dnsse.campaign.trace import Trace
 
 ROOT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg")
 

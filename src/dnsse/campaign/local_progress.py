@@ -13,7 +13,7 @@ no worker's learning: those workers start afresh at their next index, as a
 worker replaced after a crash does.
 
 A directed search (``fuzz``, ``symbolic``, ``hybrid``) divides its work in
-rounds merged by the parent (see :mod:`dnsse.search.parallel_rounds`): it
+rounds merged by the parent (see :mod:`dnsse.campaign.local_rounds`): it
 stops at the start of a round, and what each worker learnt is its state
 there (its corpus keyed as merged), saved with the rounds merged and the
 parent's merger. A resumed campaign merges on from the next round, so it
@@ -32,8 +32,8 @@ from dnsse.errors import BadInput
 from dnsse.search.saved_learning import coverage_state, restore_coverage
 
 if TYPE_CHECKING:
-    from dnsse.search.campaign import Campaign
-    from dnsse.search.control import CampaignControl
+    from dnsse.campaign.campaign import Campaign
+    from dnsse.campaign.control import CampaignControl
     from dnsse.search.strategy import Strategy
 
 
@@ -96,7 +96,7 @@ def learnt_of(strategy: Strategy, campaign: Campaign) -> dict:
 
 def restore_learnt(strategy: Strategy, campaign: Campaign, learnt: dict) -> None:
     """In a worker: put back what it learnt before the stop; the framework must be active."""
-    from dnsse.search.control import rerun_for
+    from dnsse.campaign.control import rerun_for
 
     try:
         restore = getattr(strategy, "restore", None)

@@ -1,6 +1,6 @@
 """Shrink a bug's input values, as Hypothesis shrinks the numbers it drew.
 
-The schedule's minimization (:mod:`dnsse.report.minimize`) only knows an
+The schedule's minimization (:mod:`dnsse.search.minimize`) only knows an
 input's default and "anything else". A person reads the value, so it should
 be the simplest one that still shows the bug, in this order of simplicity
 (:func:`simplicity`): integers before floats (a float with an integral

@@ -7,9 +7,9 @@ flight, each a slice of at most ``SLICE`` executions below one unit's prefix
 as a local worker can, so slices are short: every task hands its frontier
 back, and the driver divides it again among the next tasks. A task returns
 its executions' reports and its slice as one JSON string; the driver
-records bugs as :mod:`dnsse.search.ray_cluster` does. A slice whose Ray
+records bugs as :mod:`dnsse.campaign.ray_batches` does. A slice whose Ray
 worker the program killed runs again in a child process
-(:mod:`dnsse.search.ray_contained`): the execution that kills it is a
+(:mod:`dnsse.campaign.ray_contained`): the execution that kills it is a
 ``crash`` bug with a replayable trace, and its unit is lost (nothing is
 verified) while the search goes on.
 """
@@ -24,17 +24,17 @@ from dnsse.coverage.arcs import ArcRecorder
 from dnsse.engine.runner import ExecutionResult
 from dnsse.engine.target import LoadedTarget
 from dnsse.frameworks.base import Framework
-from dnsse.search.campaign import CampaignConfig, CampaignResult, FoundBug, prepared_campaign
+from dnsse.campaign.campaign import CampaignConfig, CampaignResult, FoundBug, prepared_campaign
 from dnsse.search.dfs import DfsStrategy
 from dnsse.search.dfs_share import DfsShare, Unit
 from dnsse.search.dfs_slice import Slice, SliceLimits, run_slice
-from dnsse.search.worker_reports import merge_reported_arcs, result_from_report
-from dnsse.search.control import CampaignControl
-from dnsse.search.ray_cluster import (
+from dnsse.campaign.worker_reports import merge_reported_arcs, result_from_report
+from dnsse.campaign.control import CampaignControl
+from dnsse.campaign.ray_batches import (
     WAIT_S, _connect, _settings, adopt_semantics, arcs_of, campaign_for, reported, semantics_of,
 )
 from dnsse.search.dfs_share_state import resumed_division
-from dnsse.search.ray_progress import save_on_ray
+from dnsse.campaign.ray_progress import save_on_ray
 
 # Executions per task: a few, since a task's frontier can only be divided once it returns.
 SLICE = 8
@@ -48,9 +48,9 @@ def run_dfs_on_ray(
     on_execution: Callable[[int, ExecutionResult, ArcRecorder | None], None] | None = None,
     control: CampaignControl | None = None,
 ) -> CampaignResult:
-    """The ``dfs`` campaign of :func:`~dnsse.search.campaign.run_campaign`, its subtrees run as Ray tasks.
+    """The ``dfs`` campaign of :func:`~dnsse.campaign.campaign.run_campaign`, its subtrees run as Ray tasks.
 
-    ``control``'s stop signal stops it at the next slice; its tree is saved for ``--resume`` (see dnsse.search.ray_progress).
+    ``control``'s stop signal stops it at the next slice; its tree is saved for ``--resume`` (see dnsse.campaign.ray_progress).
     """
     campaign = prepared_campaign(config, on_bug, on_start)
     control = control if control is not None else CampaignControl(config.out, saving=False)
@@ -133,8 +133,8 @@ def run_dfs_on_ray(
 
 
 def _contained_slice(settings_text: str, prefix: list[dict], size: int) -> str:
-    """The body of a Ray task that runs a slice whose worker died (see dnsse.search.ray_contained)."""
-    from dnsse.search.ray_contained import run_slice_contained
+    """The body of a Ray task that runs a slice whose worker died (see dnsse.campaign.ray_contained)."""
+    from dnsse.campaign.ray_contained import run_slice_contained
 
     return run_slice_contained(settings_text, prefix, size)
 

@@ -13,10 +13,10 @@ from dnsse.engine.hash_seed import current_hash_seed
 from dnsse.engine.flight import active_recorder
 from dnsse.engine.runner import ExecutionResult, Monitor, run_execution
 from dnsse.errors import BadInput, InconclusiveReplay, NotDeterministic
-from dnsse.report.confirm import ADVICE, same_bug, unreproduced
-from dnsse.report.relocation import locate
-from dnsse.report.trace import Trace, read_trace
-from dnsse.search.campaign import load, pin_inputs, preflight
+from dnsse.campaign.confirm import ADVICE, same_bug, unreproduced
+from dnsse.campaign.relocation import locate
+from dnsse.campaign.trace import Trace, read_trace
+from dnsse.campaign.campaign import load, pin_inputs, preflight
 from dnsse.spec.sources import load_suite
 
 
@@ -47,7 +47,7 @@ def replay(
     with a warning on stderr that its fit cannot be checked. A trace recorded
     in another checkout replays its target found under ``root``, or under the
     project that holds the current directory or the trace
-    (:mod:`dnsse.report.relocation`).
+    (:mod:`dnsse.campaign.relocation`).
     """
     trace, moved = locate(read_trace(path), path, root)
     if moved is not None:
@@ -78,7 +78,7 @@ def replay(
     except BadInput as error:
         raise BadInput(f"the trace {path} holds a specification that does not parse: {error}") from None
     chooser = ReplayChooser(trace.choices)
-    # In a supervised process, a replay that kills the process is told as a crash (dnsse.search.supervisor).
+    # In a supervised process, a replay that kills the process is told as a crash (dnsse.campaign.supervisor).
     flight = active_recorder()
     with framework.activate():
         preflight(target, framework)

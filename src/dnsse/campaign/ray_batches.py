@@ -12,7 +12,7 @@ also finds the same first bug.
 
 A program that kills its process kills the Ray worker that runs its batch:
 the driver then runs that batch again in child processes that may die
-(:mod:`dnsse.search.ray_contained`), where the execution that kills one is
+(:mod:`dnsse.campaign.ray_contained`), where the execution that kills one is
 a ``crash`` bug with a replayable trace, and the campaign goes on.
 
 The driver owns the findings, as the parallel parent does: it deduplicates
@@ -44,7 +44,7 @@ from dnsse.engine.runner import ExecutionResult
 from dnsse.engine.target import LoadedTarget
 from dnsse.errors import BadInput
 from dnsse.frameworks.base import Framework
-from dnsse.search.campaign import (
+from dnsse.campaign.campaign import (
     Campaign,
     CampaignConfig,
     CampaignResult,
@@ -55,13 +55,13 @@ from dnsse.search.campaign import (
     prepared_campaign,
     wants_feedback,
 )
-from dnsse.search.campaign_settings import campaign_settings, config_from_settings
-from dnsse.search.control import CampaignControl
-from dnsse.search.ray_progress import resumed_at, save_on_ray
+from dnsse.campaign.settings import campaign_settings, config_from_settings
+from dnsse.campaign.control import CampaignControl
+from dnsse.campaign.ray_progress import resumed_at, save_on_ray
 from dnsse.search.registry import make_strategy
 from dnsse.search.strategy import Strategy, notes_of
-from dnsse.search.worker_reports import execution_report, merge_reported_arcs, result_from_report
-from dnsse.search.worker_totals import WorkerTotals
+from dnsse.campaign.worker_reports import execution_report, merge_reported_arcs, result_from_report
+from dnsse.campaign.worker_totals import WorkerTotals
 from dnsse.search.corpus_share import sharded
 
 # Executions per task: enough to pay for a task's overhead, few enough to stop soon after a bug.
@@ -80,10 +80,10 @@ def run_on_ray(
     on_execution: Callable[[int, ExecutionResult, ArcRecorder | None], None] | None = None,
     control: CampaignControl | None = None,
 ) -> CampaignResult:
-    """The campaign of :func:`~dnsse.search.campaign.run_campaign`, its executions run as Ray tasks.
+    """The campaign of :func:`~dnsse.campaign.campaign.run_campaign`, its executions run as Ray tasks.
 
     ``control``'s stop signal stops the campaign at the next batch; its
-    state is saved for ``--resume`` (see dnsse.search.ray_progress).
+    state is saved for ``--resume`` (see dnsse.campaign.ray_progress).
     """
     try:
         import ray
@@ -96,7 +96,7 @@ def run_on_ray(
                 f"leave --ray-address out for {strategy.name}"
             )
         # Imported here because the divided search is built on this module.
-        from dnsse.search.ray_dfs import run_dfs_on_ray
+        from dnsse.campaign.ray_dfs import run_dfs_on_ray
 
         return run_dfs_on_ray(ray, config, on_bug, on_start, on_execution, control)
     if sharded(strategy):
@@ -106,7 +106,7 @@ def run_on_ray(
                 "rounds are not saved: run the campaign again, or resume it on this machine with --workers"
             )
         # Imported here because the divided search is built on this module.
-        from dnsse.search.ray_directed import run_directed_on_ray
+        from dnsse.campaign.ray_rounds import run_directed_on_ray
 
         return run_directed_on_ray(ray, config, strategy, on_bug, on_start, on_execution)
     campaign = prepared_campaign(config, on_bug, on_start, feedback=wants_feedback(strategy))
@@ -287,7 +287,7 @@ def reported(
 
     Tasks minimize, not the driver: minimizing runs other schedules, which
     may kill the process they run in, and a Ray worker that dies is run
-    again contained (see dnsse.search.ray_contained), unlike the driver.
+    again contained (see dnsse.campaign.ray_contained), unlike the driver.
     The report itself stays the execution as it ran. The framework must be active.
     """
     report = report_of(index, result, elapsed_s)
@@ -322,8 +322,8 @@ def arcs_of(campaign: Campaign) -> dict[str, list[list[int]]]:
 
 
 def _contained_batch(settings_text: str, first: int, size: int) -> str:
-    """The body of a Ray task that runs a batch whose worker died (see dnsse.search.ray_contained)."""
-    from dnsse.search.ray_contained import run_batch_contained
+    """The body of a Ray task that runs a batch whose worker died (see dnsse.campaign.ray_contained)."""
+    from dnsse.campaign.ray_contained import run_batch_contained
 
     return run_batch_contained(settings_text, first, size)
 

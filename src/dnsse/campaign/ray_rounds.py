@@ -14,7 +14,7 @@ on a cluster as with ``--workers`` on one machine.
 
 Everything crosses as JSON strings. A program that kills its process kills
 the actor that ran it: the driver puts a
-:class:`~dnsse.search.ray_contained.ContainedShardWorker` in its place,
+:class:`~dnsse.campaign.ray_contained.ContainedShardWorker` in its place,
 which runs that round again, and the worker's later rounds, in child
 processes that may die. The execution that kills one is a ``crash`` bug
 with a replayable trace, and the campaign goes on. What the dead actor had
@@ -34,7 +34,7 @@ from dnsse.engine.runner import ExecutionResult
 from dnsse.engine.target import LoadedTarget
 from dnsse.errors import BadInput
 from dnsse.frameworks.base import Framework
-from dnsse.search.campaign import (
+from dnsse.campaign.campaign import (
     Campaign,
     CampaignConfig,
     CampaignResult,
@@ -46,14 +46,14 @@ from dnsse.search.campaign import (
     wants_feedback,
     watch_for,
 )
-from dnsse.search.campaign_settings import config_from_settings
+from dnsse.campaign.settings import config_from_settings
 from dnsse.search.corpus_share import ROUND, Merger, Sharing
-from dnsse.search.ray_contained import ContainedShardWorker
-from dnsse.search.ray_cluster import _connect, _settings, adopt_semantics, reported, semantics_of, take_report
+from dnsse.campaign.ray_contained import ContainedShardWorker
+from dnsse.campaign.ray_batches import _connect, _settings, adopt_semantics, reported, semantics_of, take_report
 from dnsse.search.registry import make_strategy
 from dnsse.search.strategy import Strategy, notes_of
-from dnsse.search.worker_reports import new_arcs
-from dnsse.search.worker_totals import WorkerTotals
+from dnsse.campaign.worker_reports import new_arcs
+from dnsse.campaign.worker_totals import WorkerTotals
 
 # How long a contained worker may take to stop its child and remove its files when the campaign ends.
 CLOSE_S = 10.0
@@ -67,7 +67,7 @@ def run_directed_on_ray(
     on_start: Callable[[LoadedTarget, Framework], None] | None = None,
     on_execution: Callable[[int, ExecutionResult, ArcRecorder | None], None] | None = None,
 ) -> CampaignResult:
-    """The directed campaign of :func:`~dnsse.search.campaign.run_campaign`, its workers Ray actors."""
+    """The directed campaign of :func:`~dnsse.campaign.campaign.run_campaign`, its workers Ray actors."""
     campaign = prepared_campaign(config, on_bug, on_start, feedback=wants_feedback(strategy))
     workers = _connect(ray, config)
     if config.budget is not None:

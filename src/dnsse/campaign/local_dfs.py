@@ -1,7 +1,7 @@
 """``dfs`` with ``--workers N``: worker processes explore disjoint subtrees (DESIGN §7).
 
 The parent holds the shared part of the tree (:class:`~dnsse.search.dfs_share.DfsShare`)
-and keeps every worker busy with a unit. A worker (:mod:`dnsse.search.dfs_worker`)
+and keeps every worker busy with a unit. A worker (:mod:`dnsse.campaign.local_dfs_worker`)
 explores its unit for up to ``SLICE`` executions, reporting each execution
 as it goes (the parent records bugs as in any parallel campaign) and the
 footprint of the unit's first step as soon as it has it, then returns its
@@ -10,7 +10,7 @@ asks the busy worker with the shallowest unit (the largest subtree) to
 yield: it ends its slice after the execution it is running, and its
 frontier is divided anew.
 
-Workers are those of any parallel campaign (:mod:`dnsse.search.worker_pool`):
+Workers are those of any parallel campaign (:mod:`dnsse.campaign.worker_pool`):
 spawned, each with a pipe of its own to the parent and an inbox of its own
 for units, yield requests and the end. A worker that dies is replaced. Died
 in an execution (a segfault, ``os._exit``, a fatal signal), that execution
@@ -35,19 +35,19 @@ from dnsse.engine.runner import ExecutionResult
 from dnsse.engine.target import LoadedTarget
 from dnsse.errors import BadInput
 from dnsse.frameworks.base import Framework
-from dnsse.search.campaign import Campaign, CampaignConfig, CampaignResult, FoundBug, prepared_campaign
+from dnsse.campaign.campaign import Campaign, CampaignConfig, CampaignResult, FoundBug, prepared_campaign
 from dnsse.search.dfs_share import DfsShare, Unit
 from dnsse.search.dfs_share_state import division_state, resumed_division
 from dnsse.search.dfs_slice import Slice
-from dnsse.search.dfs_worker import YIELD, dfs_worker_main
-from dnsse.search.parallel_worker import worker_settings
-from dnsse.search.worker_death import MAX_DEATHS_WITHOUT_PROGRESS, death_message
-from dnsse.search.fork_server import start_fork_server
-from dnsse.search.worker_pool import POLL_S, WorkerPool
-from dnsse.search.worker_reports import merge_reported_arcs, result_from_report, worker_failure
+from dnsse.campaign.local_dfs_worker import YIELD, dfs_worker_main
+from dnsse.campaign.local_worker import worker_settings
+from dnsse.campaign.worker_death import MAX_DEATHS_WITHOUT_PROGRESS, death_message
+from dnsse.campaign.fork_server import start_fork_server
+from dnsse.campaign.worker_pool import POLL_S, WorkerPool
+from dnsse.campaign.worker_reports import merge_reported_arcs, result_from_report, worker_failure
 
 if TYPE_CHECKING:
-    from dnsse.search.control import CampaignControl
+    from dnsse.campaign.control import CampaignControl
 
 # Executions per unit before a worker hands its frontier back unasked.
 SLICE = 64
@@ -64,7 +64,7 @@ def run_parallel_dfs(
     on_execution: OnExecution | None = None,
     control: CampaignControl | None = None,
 ) -> CampaignResult:
-    """The ``dfs`` campaign of :func:`~dnsse.search.campaign.run_campaign`, divided among ``config.workers``."""
+    """The ``dfs`` campaign of :func:`~dnsse.campaign.campaign.run_campaign`, divided among ``config.workers``."""
     campaign = prepared_campaign(config, on_bug, on_start, on_loaded=start_fork_server)
     share = DfsShare(config.preemption_bound)
     done = resumed_division(control, campaign, share)

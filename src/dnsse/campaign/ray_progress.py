@@ -24,8 +24,8 @@ from dnsse.search.dfs_share import DfsShare
 from dnsse.search.dfs_share_state import division_state
 
 if TYPE_CHECKING:
-    from dnsse.search.campaign import Campaign
-    from dnsse.search.control import CampaignControl
+    from dnsse.campaign.campaign import Campaign
+    from dnsse.campaign.control import CampaignControl
 
 
 def resumed_at(control: CampaignControl | None, campaign: Campaign, strategy: str) -> int:
