@@ -77,12 +77,10 @@ def run_one(program: Program, variant: Variant, strategy_name: str, seed: int, b
                 if result.bug is not None:
                     run.found = True
                     break
-        close = getattr(strategy, "close", None)
-        if close is not None:
-            close()
-        report = getattr(strategy, "advisor_report", None)
+        strategy.close()
+        report = strategy.advisor_report()
         if report is not None:
-            offline = report()["offline"]
+            offline = report["offline"]
             run.tried, run.useful = offline["tried"], offline["useful"]
         return run
 

@@ -37,7 +37,7 @@ from dnsse.search.advisor_setup import AdvisorSetup
 from dnsse.campaign.bug_family import bug_family
 from dnsse.campaign.control import CampaignControl
 from dnsse.search.registry import DEFAULT, make_strategy
-from dnsse.search.strategy import notes_of
+from dnsse.search.strategy import Strategy
 from dnsse.spec.sources import load_suite
 from dnsse.spec.watch import SpecSuite
 
@@ -470,7 +470,7 @@ def run_campaign(
         from dnsse.campaign.local_processes import run_parallel
 
         return run_parallel(config, strategy, on_bug, on_start, on_execution, control)
-    campaign = Campaign(config, on_bug, feedback=wants_feedback(strategy))
+    campaign = Campaign(config, on_bug, feedback=strategy.wants_feedback)
     watch_for(campaign, strategy)
     control = control if control is not None else CampaignControl(config.out, saving=False)
     if control.recorder is not None:
@@ -487,7 +487,7 @@ def run_campaign(
         # A resumed campaign replayed them when it began.
         known = replay_known(campaign) if config.known_failures and executions == 0 else None
         stop = bool(campaign.found) and not config.keep_going
-        while not stop and not _exhausted(strategy) and (config.budget is None or executions < config.budget):
+        while not stop and not strategy.exhausted and (config.budget is None or executions < config.budget):
             if campaign.out_of_time() or control.stop_signal is not None:
                 break
             try:
@@ -507,18 +507,16 @@ def run_campaign(
     control.finish(lambda: control.save(campaign, strategy, executions))
     if config.known_failures:
         remember(campaign, campaign.found)
-    close = getattr(strategy, "close", None)
-    if close is not None:
-        close()
+    strategy.close()
     # A bug-free exhausted search is a statement; with a bug, the bug is the news.
-    finished_clean = _exhausted(strategy) and not campaign.found
-    verified = strategy.verified() if finished_clean else None  # type: ignore[attr-defined]
-    unverified = getattr(strategy, "unverified", lambda: None)() if finished_clean else None
+    finished_clean = strategy.exhausted and not campaign.found
+    verified = strategy.verified() if finished_clean else None
+    unverified = strategy.unverified() if finished_clean else None
     result = campaign.result(
-        strategy.name, executions, verified, engine_report(strategy), notes_of(strategy), unverified
+        strategy.name, executions, verified, strategy.engine_report(), strategy.notes(), unverified
     )
     result.interrupted = control.stop_signal
-    result.advisor = advisor_report(strategy)
+    result.advisor = strategy.advisor_report()
     result.known = known
     return result
 
@@ -535,16 +533,10 @@ def advisor_setup(config: CampaignConfig, worker: int = 0, workers: int = 1) -> 
     return AdvisorSetup(TargetSpec.parse(config.target, config.directory).path, tuple(config.specs), model)
 
 
-def watch_for(campaign: Campaign, strategy: object) -> None:
+def watch_for(campaign: Campaign, strategy: Strategy) -> None:
     """Attach the monitors a strategy learns from (llm, hybrid: the steps of every execution)."""
-    for monitor in getattr(strategy, "monitors", ()):
+    for monitor in strategy.monitors:
         campaign.watch(monitor)
-
-
-def advisor_report(strategy: object) -> dict[str, dict] | None:
-    """The advisors' counts of a strategy that asks advisors (llm, hybrid)."""
-    report = getattr(strategy, "advisor_report", None)
-    return report() if report is not None else None
 
 
 def pin_inputs(parameters: list[InputParameter], given: dict[str, str]) -> dict[str, object]:
@@ -557,22 +549,6 @@ def pin_inputs(parameters: list[InputParameter], given: dict[str, str]) -> dict[
             raise BadInput(f"--input {name}=...: the entry point has no input {name!r}; its inputs are: {known}")
         pinned[name] = by_name[name].parse(text)
     return pinned
-
-
-def wants_feedback(strategy: object) -> bool:
-    """Whether a strategy learns from the coverage each execution added (fuzz, symbolic, hybrid)."""
-    return bool(getattr(strategy, "wants_feedback", False))
-
-
-def engine_report(strategy: object) -> dict[str, dict[str, int]] | None:
-    """Per-engine counts of a strategy that keeps them (fuzz, symbolic, hybrid)."""
-    report = getattr(strategy, "engine_report", None)
-    return report() if report is not None else None
-
-
-def _exhausted(strategy: object) -> bool:
-    """Whether a systematic strategy has nothing left to try (random ones never do)."""
-    return bool(getattr(strategy, "exhausted", False))
 
 
 def with_delay_bound(verified: dict, limits: Limits) -> dict:

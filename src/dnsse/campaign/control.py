@@ -63,13 +63,12 @@ class CampaignControl:
         saved = self.adopt(campaign, strategy.name)
         if saved is None:
             return 0
-        restore = getattr(strategy, "restore", None)
-        if restore is not None and saved.strategy_state:
+        if saved.strategy_state:
             # Here, not at the top: what learns (coverage maps, the solver) is imported by strategies that learn.
             from dnsse.search.saved_learning import restore_coverage
 
             try:
-                restore(saved.strategy_state, rerun_for(campaign))
+                strategy.restore(saved.strategy_state, rerun_for(campaign))
                 if saved.coverage and campaign.coverage_map is not None:
                     restore_coverage(campaign.coverage_map, saved.coverage)
             except (ValueError, TypeError, KeyError, IndexError, AttributeError) as error:
@@ -157,9 +156,8 @@ class CampaignControl:
         return len(campaign.found) > self._bugs_saved or time.perf_counter() - self._saved_at >= self._save_every_s
 
     def save(self, campaign: Campaign, strategy: Strategy, executions: int) -> None:
-        state = getattr(strategy, "state", None)
         coverage = campaign.coverage_map
-        learnt = state() if state is not None and self.saving else {}
+        learnt = strategy.state() if self.saving else {}
         saved_coverage = {}
         if coverage is not None:
             from dnsse.search.saved_learning import coverage_state

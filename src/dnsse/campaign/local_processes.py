@@ -48,13 +48,11 @@ from dnsse.campaign.campaign import (
     CampaignResult,
     FoundBug,
     prepared_campaign,
-    wants_feedback,
 )
-from dnsse.search.corpus_share import sharded
 from dnsse.campaign.local_progress import ParallelProgress, resume_progress, save_progress
 from dnsse.campaign.local_rounds import RoundKeeper
 from dnsse.campaign.local_worker import worker_main, worker_settings
-from dnsse.search.strategy import Strategy
+from dnsse.search.strategy import Division, Strategy
 from dnsse.campaign.worker_death import MAX_DEATHS_WITHOUT_PROGRESS, death_message
 from dnsse.campaign.fork_server import start_fork_server
 from dnsse.campaign.worker_pool import POLL_S, WorkerPool
@@ -81,8 +79,8 @@ def run_parallel(
     script that calls this needs the ``if __name__ == "__main__":`` guard
     that spawned processes ask for. ``control``'s stop signal stops the workers.
     """
-    if hasattr(strategy, "exhausted"):
-        if strategy.name != "dfs":
+    if strategy.division in (Division.TREE, Division.ONE_PROCESS):
+        if strategy.division is Division.ONE_PROCESS:
             raise BadInput(
                 f"the {strategy.name} search runs in one process: --workers divides only the dfs search among "
                 f"processes; leave --workers out for {strategy.name}"
@@ -91,7 +89,7 @@ def run_parallel(
         from dnsse.campaign.local_dfs import run_parallel_dfs
 
         return run_parallel_dfs(config, on_bug, on_start, on_execution, control)
-    campaign = prepared_campaign(config, on_bug, on_start, feedback=wants_feedback(strategy), on_loaded=start_fork_server)
+    campaign = prepared_campaign(config, on_bug, on_start, feedback=strategy.wants_feedback, on_loaded=start_fork_server)
     workers = config.workers if config.budget is None else min(config.workers, config.budget)
     done, progress = resume_progress(control, campaign, config.strategy, workers)
     saving = control is not None and control.saving
@@ -108,7 +106,7 @@ def run_parallel(
             first_round,
         ),
     )
-    rounds = _round_keeper(strategy, pool.directory, workers, progress, control) if sharded(strategy) else None
+    rounds = _round_keeper(strategy, pool.directory, workers, progress, control) if strategy.division is Division.ROUNDS else None
     # The merges written here start after those a resumed campaign's workers had applied.
     first_round = rounds.merged if rounds is not None else 0
     totals = WorkerTotals()

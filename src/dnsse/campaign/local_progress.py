@@ -86,10 +86,9 @@ def save_progress(
 
 def learnt_of(strategy: Strategy, campaign: Campaign) -> dict:
     """What a worker learnt: its strategy's state and its coverage map, as JSON."""
-    state = getattr(strategy, "state", None)
     coverage = campaign.coverage_map
     return {
-        "strategy": state() if state is not None else {},
+        "strategy": strategy.state(),
         "coverage": coverage_state(coverage) if coverage is not None else {},
     }
 
@@ -99,9 +98,8 @@ def restore_learnt(strategy: Strategy, campaign: Campaign, learnt: dict) -> None
     from dnsse.campaign.control import rerun_for
 
     try:
-        restore = getattr(strategy, "restore", None)
-        if restore is not None and learnt["strategy"]:
-            restore(learnt["strategy"], rerun_for(campaign))
+        if learnt["strategy"]:
+            strategy.restore(learnt["strategy"], rerun_for(campaign))
         if learnt["coverage"] and campaign.coverage_map is not None:
             restore_coverage(campaign.coverage_map, learnt["coverage"])
     except (ValueError, TypeError, KeyError, IndexError, AttributeError) as error:

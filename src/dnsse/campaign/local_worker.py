@@ -31,13 +31,12 @@ from dnsse.engine.flight import FlightRecorder, recorder_capacity
 from dnsse.engine.memory import is_exhausted
 from dnsse.engine.target import LoadedTarget
 from dnsse.errors import BadInput, EngineFailure
-from dnsse.campaign.campaign import Campaign, CampaignConfig, advisor_report, advisor_setup, engine_report, wants_feedback, watch_for
+from dnsse.campaign.campaign import Campaign, CampaignConfig, advisor_setup, watch_for
 from dnsse.campaign.settings import campaign_settings, config_from_settings
 from dnsse.search.corpus_share import Sharing, round_of
 from dnsse.campaign.local_progress import learnt_of, restore_learnt
 from dnsse.campaign.local_rounds import RoundWorker
 from dnsse.search.registry import make_strategy
-from dnsse.search.strategy import notes_of
 from dnsse.campaign.worker_death import WorkerFiles
 from dnsse.campaign.worker_reports import execution_report, new_arcs
 
@@ -141,7 +140,7 @@ def _run_share(settings: dict, stop: ctypes.c_bool, send: Send) -> dict | None:
     strategy = make_strategy(
         config.strategy, config.seed, config.pct_depth, advisor=advisor_setup(config, worker, workers)
     )
-    campaign = Campaign(config, feedback=wants_feedback(strategy))
+    campaign = Campaign(config, feedback=strategy.wants_feedback)
     watch_for(campaign, strategy)
     recorder = None
     if settings["flight"] is not None:
@@ -202,9 +201,9 @@ def _run_share(settings: dict, stop: ctypes.c_bool, send: Send) -> dict | None:
                 **execution_report(index, shown),
                 arcs=new_arcs(campaign.recorder, reported),
                 process=os.getpid(),
-                notes=notes_of(strategy),
-                engines=engine_report(strategy),
-                advisor=advisor_report(strategy),
+                notes=strategy.notes(),
+                engines=strategy.engine_report(),
+                advisor=strategy.advisor_report(),
                 semantics=getattr(campaign.framework, "semantics", None),
             )
             if result.abandoned or is_exhausted(result.bug):

@@ -49,20 +49,16 @@ from dnsse.campaign.campaign import (
     CampaignConfig,
     CampaignResult,
     FoundBug,
-    advisor_report,
     advisor_setup,
-    engine_report,
     prepared_campaign,
-    wants_feedback,
 )
 from dnsse.campaign.settings import campaign_settings, config_from_settings
 from dnsse.campaign.control import CampaignControl
 from dnsse.campaign.ray_progress import resumed_at, save_on_ray
 from dnsse.search.registry import make_strategy
-from dnsse.search.strategy import Strategy, notes_of
+from dnsse.search.strategy import Division, Strategy
 from dnsse.campaign.worker_reports import execution_report, merge_reported_arcs, result_from_report
 from dnsse.campaign.worker_totals import WorkerTotals
-from dnsse.search.corpus_share import sharded
 
 # Executions per task: enough to pay for a task's overhead, few enough to stop soon after a bug.
 BATCH = 16
@@ -89,8 +85,8 @@ def run_on_ray(
         import ray
     except ImportError:
         raise BadInput("--ray-address needs Ray installed in this environment (pip install ray)") from None
-    if hasattr(strategy, "exhausted"):
-        if strategy.name != "dfs":
+    if strategy.division in (Division.TREE, Division.ONE_PROCESS):
+        if strategy.division is Division.ONE_PROCESS:
             raise BadInput(
                 f"the {strategy.name} search runs in one process: a Ray cluster divides only the dfs search; "
                 f"leave --ray-address out for {strategy.name}"
@@ -99,7 +95,7 @@ def run_on_ray(
         from dnsse.campaign.ray_dfs import run_dfs_on_ray
 
         return run_dfs_on_ray(ray, config, on_bug, on_start, on_execution, control)
-    if sharded(strategy):
+    if strategy.division is Division.ROUNDS:
         if control is not None and control.resume is not None:
             raise BadInput(
                 f"--resume on a Ray cluster continues batch strategies and dfs, not {strategy.name}, whose actors' "
@@ -109,7 +105,7 @@ def run_on_ray(
         from dnsse.campaign.ray_rounds import run_directed_on_ray
 
         return run_directed_on_ray(ray, config, strategy, on_bug, on_start, on_execution)
-    campaign = prepared_campaign(config, on_bug, on_start, feedback=wants_feedback(strategy))
+    campaign = prepared_campaign(config, on_bug, on_start, feedback=strategy.wants_feedback)
     control = control if control is not None else CampaignControl(config.out, saving=False)
     # Before joining the cluster: a saved state of another campaign is refused at once.
     next_index = resumed_at(control, campaign, strategy.name)
@@ -268,7 +264,7 @@ def campaign_for(settings_text: str) -> Campaign:
     campaign = _loaded.get(settings_text)
     if campaign is None:
         config = config_from_settings(json.loads(settings_text))
-        campaign = Campaign(config, feedback=wants_feedback(make_strategy(config.strategy, config.seed, config.pct_depth)))
+        campaign = Campaign(config, feedback=make_strategy(config.strategy, config.seed, config.pct_depth).wants_feedback)
         with campaign.framework.activate():
             campaign.prepare()
         _loaded.clear()
@@ -340,7 +336,7 @@ def _run_batch(settings_text: str, first: int, size: int, model_calls: int = 0) 
     if setup.model is not None:
         setup = dataclasses.replace(setup, model=dataclasses.replace(setup.model, max_calls=model_calls))
     strategy = make_strategy(config.strategy, config.seed, config.pct_depth, advisor=setup)
-    monitors = list(getattr(strategy, "monitors", ()))
+    monitors = list(strategy.monitors)
     for monitor in monitors:
         campaign.watch(monitor)
     reports = []
@@ -355,11 +351,9 @@ def _run_batch(settings_text: str, first: int, size: int, model_calls: int = 0) 
     finally:
         for monitor in monitors:
             campaign.unwatch(monitor)
-    close = getattr(strategy, "close", None)
-    if close is not None:
-        close()
+    strategy.close()
     if reports:
         reports[-1].update(
-            arcs=arcs_of(campaign), semantics=semantics_of(campaign), notes=notes_of(strategy), engines=engine_report(strategy), advisor=advisor_report(strategy)
+            arcs=arcs_of(campaign), semantics=semantics_of(campaign), notes=strategy.notes(), engines=strategy.engine_report(), advisor=strategy.advisor_report()
         )
     return json.dumps(reports)

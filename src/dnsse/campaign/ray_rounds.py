@@ -39,11 +39,8 @@ from dnsse.campaign.campaign import (
     CampaignConfig,
     CampaignResult,
     FoundBug,
-    advisor_report,
     advisor_setup,
-    engine_report,
     prepared_campaign,
-    wants_feedback,
     watch_for,
 )
 from dnsse.campaign.settings import config_from_settings
@@ -51,7 +48,7 @@ from dnsse.search.corpus_share import ROUND, Merger, Sharing
 from dnsse.campaign.ray_contained import ContainedShardWorker
 from dnsse.campaign.ray_batches import _connect, _settings, adopt_semantics, reported, semantics_of, take_report
 from dnsse.search.registry import make_strategy
-from dnsse.search.strategy import Strategy, notes_of
+from dnsse.search.strategy import Strategy
 from dnsse.campaign.worker_reports import new_arcs
 from dnsse.campaign.worker_totals import WorkerTotals
 
@@ -68,7 +65,7 @@ def run_directed_on_ray(
     on_execution: Callable[[int, ExecutionResult, ArcRecorder | None], None] | None = None,
 ) -> CampaignResult:
     """The directed campaign of :func:`~dnsse.campaign.campaign.run_campaign`, its workers Ray actors."""
-    campaign = prepared_campaign(config, on_bug, on_start, feedback=wants_feedback(strategy))
+    campaign = prepared_campaign(config, on_bug, on_start, feedback=strategy.wants_feedback)
     workers = _connect(ray, config)
     if config.budget is not None:
         workers = min(workers, config.budget)
@@ -172,9 +169,9 @@ class ShardWorker:
             {
                 "reports": reports,
                 "learnt": self.sharing.learnt(),
-                "notes": notes_of(self.strategy),
-                "engines": engine_report(self.strategy),
-                "advisor": advisor_report(self.strategy),
+                "notes": self.strategy.notes(),
+                "engines": self.strategy.engine_report(),
+                "advisor": self.strategy.advisor_report(),
                 "semantics": semantics_of(self.campaign),
             }
         )

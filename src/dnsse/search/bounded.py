@@ -39,6 +39,7 @@ from dnsse.engine.operation import Operation
 from dnsse.engine.runner import ExecutionResult
 from dnsse.search.bounded_tree import END, BoundedWalk, Node
 from dnsse.search.dfs import INPUT_COMBINATIONS, MODEL_EXCLUDES, SEED
+from dnsse.search.strategy import Division, Strategy
 
 PREEMPTIONS = "preemptions"
 DELAYS = "delays"
@@ -136,8 +137,10 @@ class BoundedChooser:
             self.node.children[self.taken] = END
 
 
-class IterativeBoundStrategy:
+class IterativeBoundStrategy(Strategy):
     """Bound 0, 1, 2, ...: the schedules of each bound not run at a smaller one."""
+
+    division = Division.ONE_PROCESS
 
     def __init__(self, measure: str) -> None:
         if measure not in (PREEMPTIONS, DELAYS):

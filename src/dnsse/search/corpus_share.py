@@ -42,6 +42,7 @@ from dnsse.engine.inputs import show_value
 from dnsse.engine.operation import Access, Operation
 from dnsse.search.corpus import Corpus, CorpusEntry
 from dnsse.search.saved_learning import choices_from, choices_json
+from dnsse.search.strategy import Strategy
 
 # Executions per worker between two merges: often enough that a find is shared soon, rarely enough
 # that the workers seldom wait for each other.
@@ -110,18 +111,6 @@ def _side(raw: list) -> tuple:
     return ((str(path), int(line), int(column)), bool(taken))
 
 
-def shared_parts(strategy: object) -> tuple[Corpus | None, object | None]:
-    """The corpus a strategy mutates and its symbolic engine, if it has them (fuzz, symbolic, hybrid)."""
-    corpus = getattr(strategy, "corpus", None)
-    symbolic = strategy if hasattr(strategy, "taken") else getattr(strategy, "symbolic", None)
-    return corpus, symbolic
-
-
-def sharded(strategy: object) -> bool:
-    """Whether a strategy learns what workers should share (its executions depend on earlier ones)."""
-    return shared_parts(strategy)[0] is not None
-
-
 @dataclass
 class Sharing:
     """A worker's side: what it learnt since the last merge, and the merges it applies."""
@@ -135,16 +124,13 @@ class Sharing:
     _tries: dict = field(default_factory=dict)
 
     @classmethod
-    def of(cls, strategy: object, coverage: CoverageMap | None, worker: int, workers: int) -> Sharing | None:
+    def of(cls, strategy: Strategy, coverage: CoverageMap | None, worker: int, workers: int) -> Sharing | None:
         """The sharing of worker ``worker`` of ``workers`` for ``strategy``; ``None`` when it shares nothing."""
-        corpus, symbolic = shared_parts(strategy)
-        if corpus is None:
+        shared = strategy.shared_learning()
+        if shared is None:
             return None
-        corpus.share = (worker, workers)
-        for part in (strategy, symbolic, *getattr(strategy, "engines", {}).values()):
-            if hasattr(part, "share"):
-                part.share = (worker, workers)
-        return cls(corpus, symbolic, coverage)
+        strategy.share_among(worker, workers)
+        return cls(shared.corpus, shared.symbolic, coverage)
 
     def learnt(self) -> dict:
         """What this worker found since the last call, as JSON."""

@@ -55,6 +55,7 @@ from dnsse.search.dependency import dependent_across
 from dnsse.search.dfs_state import dfs_state, restore_dfs
 from dnsse.search.finish import Finish
 from dnsse.search.races import reversible_races
+from dnsse.search.strategy import Division, Strategy
 
 SEED = 0
 # Steps an agent that could go on (or whose timed wait could expire) is passed
@@ -269,10 +270,11 @@ class DfsChooser:
         return node
 
 
-class DfsStrategy:
+class DfsStrategy(Strategy):
     """Depth-first over choice sequences; sets ``exhausted`` when the tree is done."""
 
     name = "dfs"
+    division = Division.TREE
 
     def __init__(self, bound: int | None = None) -> None:
         if bound is not None and bound < 0:

@@ -46,7 +46,7 @@ from dnsse.search.saved_learning import (
     restore_stats,
     stats_state,
 )
-from dnsse.search.strategy import execution_seed
+from dnsse.search.strategy import Division, SharedLearning, Strategy, execution_seed
 from dnsse.symbolic.concolic import Concolic
 
 # Share of executions that explore afresh instead of mutating an entry.
@@ -69,8 +69,9 @@ def _probed_value(mutant: Mutant, name: str, slots: list[InputSlot]) -> float | 
     return None
 
 
-class FuzzStrategy:
+class FuzzStrategy(Strategy):
     name = "fuzz"
+    division = Division.ROUNDS
     wants_feedback = True
 
     def __init__(self, seed: int, corpus: Corpus | None = None, admits: bool = True) -> None:
@@ -91,6 +92,12 @@ class FuzzStrategy:
         self._mutant: Mutant | None = None
         # (this worker, workers) with parallel workers: each runs its share of the boundary mutants.
         self.share: tuple[int, int] | None = None
+
+    def shared_learning(self) -> SharedLearning:
+        return SharedLearning(self.corpus, None)
+
+    def share_among(self, worker: int, workers: int) -> None:
+        self.corpus.share = self.share = (worker, workers)
 
     @property
     def has_pending(self) -> bool:

@@ -40,7 +40,7 @@ from dnsse.search.pct import PctStrategy
 from dnsse.search.pos import PosStrategy
 from dnsse.search.random_walk import RandomStrategy
 from dnsse.search.saved_learning import Rerun, corpus_state, restore_corpus, restore_stats, stats_state
-from dnsse.search.strategy import Strategy, execution_seed, notes_of
+from dnsse.search.strategy import Division, SharedLearning, Strategy, execution_seed
 from dnsse.search.symbolic import SymbolicStrategy
 
 DISCOUNT = 0.97
@@ -52,8 +52,9 @@ PLANS_BONUS = 1.0
 PROBES = ("random", "symbolic", "pos", "pct-shallow", "fuzz", "pct")
 
 
-class HybridStrategy:
+class HybridStrategy(Strategy):
     name = "hybrid"
+    division = Division.ROUNDS
     wants_feedback = True
 
     def __init__(self, seed: int, pct_depth: int = 3, advisor: AdvisorSetup | None = None) -> None:
@@ -156,11 +157,19 @@ class HybridStrategy:
     def close(self) -> None:
         self.advisor.close()
 
+    def shared_learning(self) -> SharedLearning:
+        return SharedLearning(self.corpus, self.symbolic)
+
+    def share_among(self, worker: int, workers: int) -> None:
+        self.corpus.share = (worker, workers)
+        for engine in self.engines.values():
+            engine.share_among(worker, workers)
+
     def state(self) -> dict:
         """What the engines and the bandit learnt, and the shared corpus (see dnsse.search.saved_learning)."""
         return {
             "corpus": corpus_state(self.corpus),
-            "engines": {name: engine.state() for name, engine in self.engines.items()},  # type: ignore[attr-defined]
+            "engines": {name: engine.state() for name, engine in self.engines.items()},
             "stats": {name: stats_state(stats) for name, stats in self.stats.items()},
             "reward": dict(self._reward),
             "plays": dict(self._plays),
@@ -173,7 +182,7 @@ class HybridStrategy:
         # A state saved before the portfolio had random, pos and pct-shallow leaves them fresh.
         for name, engine in self.engines.items():
             if name in state["engines"]:
-                engine.restore(state["engines"][name], rerun)  # type: ignore[attr-defined]
+                engine.restore(state["engines"][name], rerun)
         for name, stats in self.stats.items():
             if name in state["stats"]:
                 restore_stats(stats, state["stats"][name])
@@ -186,6 +195,6 @@ class HybridStrategy:
         """The notes of the engines that keep some (pct: spinning it caught), added up."""
         notes: dict[str, int] = {}
         for name in ("pct", "pct-shallow"):
-            for key, count in notes_of(self.engines[name]).items():
+            for key, count in self.engines[name].notes().items():
                 notes[key] = notes.get(key, 0) + count
         return notes

@@ -47,7 +47,7 @@ from dnsse.search.guided import GuidedChooser
 from dnsse.search.saved_advice import advice_state, restore_advice
 from dnsse.search.saved_learning import Rerun
 from dnsse.search.schedules import Constraint, Schedule, schedule_for
-from dnsse.search.strategy import execution_seed
+from dnsse.search.strategy import Strategy, execution_seed
 from dnsse.symbolic.concolic import Concolic, bounds
 
 
@@ -71,7 +71,7 @@ class _Run:
     choices: list[Choice]  # to run it again at --resume (see dnsse.search.saved_advice)
 
 
-class LlmStrategy:
+class LlmStrategy(Strategy):
     name = "llm"
 
     def __init__(self, seed: int, setup: AdvisorSetup = AdvisorSetup()) -> None:

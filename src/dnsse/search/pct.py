@@ -26,7 +26,7 @@ from typing import Sequence
 from dnsse.engine.inputs import is_open
 from dnsse.engine.operation import Operation
 from dnsse.engine.spin_watch import SpinWatch
-from dnsse.search.strategy import execution_seed
+from dnsse.search.strategy import Strategy, execution_seed
 
 INITIAL_STEP_ESTIMATE = 32
 _BELOW_EVERY_PRIORITY = float("-inf")
@@ -113,7 +113,7 @@ class PctChooser:
         return 0 if is_open(options) else self.rng.randrange(options)
 
 
-class PctStrategy:
+class PctStrategy(Strategy):
     name = "pct"
 
     def __init__(self, seed: int, depth: int = 3) -> None:

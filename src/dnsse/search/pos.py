@@ -19,7 +19,7 @@ from typing import Sequence
 from dnsse.engine.inputs import is_open
 from dnsse.engine.operation import Operation
 from dnsse.search.dependency import dependent
-from dnsse.search.strategy import execution_seed
+from dnsse.search.strategy import Strategy, execution_seed
 
 
 class PosChooser:
@@ -74,7 +74,7 @@ class PosChooser:
         return 0 if is_open(options) else self.rng.randrange(options)
 
 
-class PosStrategy:
+class PosStrategy(Strategy):
     name = "pos"
 
     def __init__(self, seed: int) -> None:

@@ -6,7 +6,7 @@ import random
 from typing import Sequence
 
 from dnsse.engine.inputs import is_open
-from dnsse.search.strategy import execution_seed
+from dnsse.search.strategy import Strategy, execution_seed
 
 
 class RandomChooser:
@@ -32,7 +32,7 @@ class RandomChooser:
         return 0 if is_open(options) else self.rng.randrange(options)
 
 
-class RandomStrategy:
+class RandomStrategy(Strategy):
     name = "random"
 
     def __init__(self, seed: int) -> None:
@@ -42,11 +42,4 @@ class RandomStrategy:
         return RandomChooser(execution_seed(self.seed, execution))
 
     def observe(self, result: object) -> None:
-        """Random search does not learn."""
-
-    def state(self) -> dict:
-        """Nothing to save for a resumed campaign: it learns nothing."""
-        return {}
-
-    def restore(self, state: dict, rerun: object = None) -> None:
-        """Nothing to restore: it learns nothing."""
+        """Random search does not learn: nothing to save for a resumed campaign either."""

@@ -41,7 +41,7 @@ from dnsse.search.saved_learning import (
     restore_stats,
     stats_state,
 )
-from dnsse.search.strategy import execution_seed
+from dnsse.search.strategy import Division, SharedLearning, Strategy, execution_seed
 from dnsse.symbolic.concolic import Concolic, bounds, variable_name
 from dnsse.symbolic.floating import Unsupported, solve_fp
 from dnsse.symbolic.solve import QUERY_TIMEOUT_MS, Query, solve
@@ -87,8 +87,9 @@ class DefaultInputs:
         return 0 if kind == ChoiceKind.INPUT else self.random.next_value(kind, options)
 
 
-class SymbolicStrategy:
+class SymbolicStrategy(Strategy):
     name = "symbolic"
+    division = Division.ROUNDS
     wants_feedback = True
 
     def __init__(self, seed: int, corpus: Corpus | None = None, admits: bool = True) -> None:
@@ -108,6 +109,12 @@ class SymbolicStrategy:
         # default inputs' run, which every worker makes alike.
         self.share: tuple[int, int] | None = None
         self._defaults = False
+
+    def shared_learning(self) -> SharedLearning:
+        return SharedLearning(self.corpus, self)
+
+    def share_among(self, worker: int, workers: int) -> None:
+        self.corpus.share = self.share = (worker, workers)
 
     @property
     def has_plans(self) -> bool:
