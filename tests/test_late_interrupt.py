@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from dnsse.cli import EXIT_INTERRUPTED, _check, _parser
+from dnsse import exit_codes
+from dnsse.cli import _check, _parser
 from dnsse.report.console import CheckConsole
 
 PROGRAM = '''
@@ -57,6 +58,6 @@ def test_a_second_ctrl_c_while_the_summary_is_written_changes_nothing(
         status = _check(arguments)
     except KeyboardInterrupt:
         pytest.fail("the late Ctrl-C cut the summary off")
-    assert status == EXIT_INTERRUPTED
+    assert status == exit_codes.INTERRUPTED
     assert "--resume" in capsys.readouterr().err
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler

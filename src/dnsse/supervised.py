@@ -16,6 +16,7 @@ import sys
 import time
 from pathlib import Path
 
+from dnsse import exit_codes
 from dnsse.engine.bugs import Bug
 from dnsse.engine.memory import default_memory_limit, machine_memory
 from dnsse.engine.target import target_file_name
@@ -23,7 +24,6 @@ from dnsse.campaign.trace import read_trace
 from dnsse.campaign.resume import SavedBug, SavedCampaign, discard_state, load_state, save_state
 from dnsse.campaign.supervisor import (
     MAX_RESTARTS,
-    RESTART,
     STOP_GRACE_S,
     ChildEnd,
     Supervisor,
@@ -31,7 +31,6 @@ from dnsse.campaign.supervisor import (
     crash_trace,
 )
 
-EXIT_BUG, EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_TERMINATED = 1, 2, 130, 143
 
 
 def supervise_check(arguments: argparse.Namespace, argv: list[str]) -> int:
@@ -48,7 +47,7 @@ def supervise_check(arguments: argparse.Namespace, argv: list[str]) -> int:
             if end.killed:
                 return _summary_after_kill(arguments, end)
             if not end.crashed:
-                if end.status == RESTART:
+                if end.status == exit_codes.RESTART:
                     extra = resume
                     continue
                 return end.status
@@ -59,7 +58,7 @@ def supervise_check(arguments: argparse.Namespace, argv: list[str]) -> int:
                     f"dnsse: the program killed the process while it was being loaded ({crash_bug(end, []).message}), "
                     "before any execution. Run it with plain Python to see why.\n"
                 )
-                return EXIT_BAD_INPUT
+                return exit_codes.BAD_INPUT
             bug = crash_bug(end, supervisor.fault_lines(target_file_name(arguments.target)))
             state = _saved_state(arguments, template)
             state.executions = max(state.executions, record.execution)
@@ -76,7 +75,7 @@ def supervise_check(arguments: argparse.Namespace, argv: list[str]) -> int:
                 continue
             return _finish_from_state(arguments, state, interrupted=end.interrupted)
         sys.stderr.write(f"dnsse: the campaign needed more than {MAX_RESTARTS} fresh processes; stopping\n")
-        return EXIT_BUG if load_state(arguments.out).bugs else 0
+        return exit_codes.BUG if load_state(arguments.out).bugs else 0
     finally:
         supervisor.close()
 
@@ -90,7 +89,7 @@ def supervise_replay(arguments: argparse.Namespace, argv: list[str]) -> int:
     try:
         end = supervisor.run()
         if end.killed:
-            return EXIT_TERMINATED if end.interrupted == signal.SIGTERM else EXIT_INTERRUPTED
+            return exit_codes.TERMINATED if end.interrupted == signal.SIGTERM else exit_codes.INTERRUPTED
         if not end.crashed:
             return end.status
         source = target_file_name(trace.target)
@@ -99,7 +98,7 @@ def supervise_replay(arguments: argparse.Namespace, argv: list[str]) -> int:
         print(f"dnsse: replaying {arguments.trace} ({trace.target}, {len(trace.choices)} choices)")
         print("reproduced:" if reproduced else "a different bug than the recorded one happened:")
         print(_indent(bug.render()))
-        return EXIT_BUG
+        return exit_codes.BUG
     finally:
         supervisor.close()
 
@@ -136,14 +135,14 @@ def _summary_after_kill(arguments: argparse.Namespace, end: ChildEnd) -> int:
         state = load_state(arguments.out)
     except Exception:  # noqa: BLE001 - killed before it saved anything
         sys.stderr.write("dnsse: interrupted before the first execution ended\n")
-        return EXIT_TERMINATED if end.interrupted == signal.SIGTERM else EXIT_INTERRUPTED
+        return exit_codes.TERMINATED if end.interrupted == signal.SIGTERM else exit_codes.INTERRUPTED
     return _finish_from_state(arguments, state, interrupted=end.interrupted or signal.SIGINT, keep=True)
 
 
 def _finish_from_state(
     arguments: argparse.Namespace, state: SavedCampaign, interrupted: int | None, keep: bool = False
 ) -> int:
-    from dnsse.cli import finish_check
+    from dnsse.report.check_summary import finish_check
     from dnsse.campaign.campaign import CampaignResult, FoundBug, InconclusiveRun
 
     result = CampaignResult(

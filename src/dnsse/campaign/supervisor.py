@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Iterator
 
+from dnsse import exit_codes
 from dnsse.engine.bugs import Bug, BugKind
 from dnsse.engine.memory import MEMORY_RETURNED, limit_memory
 from dnsse.engine.flight import (
@@ -53,10 +54,6 @@ from dnsse.engine.flight import (
 )
 from dnsse.campaign.trace import Trace, read_trace, write_trace
 
-# The child asks to be replaced: an execution left threads running in it.
-RESTART = 75
-# What a child that ended by itself exits with (see dnsse.cli).
-OWN_EXITS = frozenset({0, 1, 2, 3, 130, 143})
 # How long a child may take to finish its current execution once asked to stop, beyond its wall-clock limit.
 STOP_GRACE_S = 10.0
 FAULT_FILE = "faults"
@@ -85,7 +82,7 @@ class ChildEnd:
         if self.killed:
             return False
         in_execution = self.record is not None and self.record.executing
-        return in_execution or not self.ended or self.status not in OWN_EXITS | {RESTART}
+        return in_execution or not self.ended or self.status not in exit_codes.OWN | {exit_codes.RESTART}
 
 
 class Supervisor:
