@@ -35,7 +35,8 @@ from pathlib import Path
 from benchmarks.catalog import PROGRAMS, Program, Variant
 from dnsse.advisor.steps import StepLog
 from dnsse.advisor.summary import RunSummary
-from dnsse.campaign.campaign import Campaign, CampaignConfig, advisor_setup, watch_for
+from dnsse.campaign.campaign import Campaign, advisor_setup, watch_for
+from dnsse.campaign.config import CampaignConfig
 from dnsse.search.registry import make_strategy
 
 

@@ -38,7 +38,8 @@ def in_process_rate(executions: int, recorded: bool) -> float:
     """Executions per second of an in-process campaign, with or without the flight recorder."""
     from dnsse.engine.flight import FlightRecorder
     from dnsse.engine.execution import Limits
-    from dnsse.campaign.campaign import CampaignConfig, run_campaign
+    from dnsse.campaign.config import CampaignConfig
+    from dnsse.campaign.run import run_campaign
     from dnsse.campaign.control import CampaignControl
 
     with tempfile.TemporaryDirectory() as directory:

@@ -153,7 +153,8 @@ def search_cpu(program: Path, executions: int, seed: int) -> dict:
 
 
 def _dnsse_cpu_child(program: str, executions: int, seed: int) -> None:
-    from dnsse.campaign.campaign import CampaignConfig, run_campaign
+    from dnsse.campaign.config import CampaignConfig
+    from dnsse.campaign.run import run_campaign
 
     with tempfile.TemporaryDirectory(prefix="dnsse-vs-frontrun-") as out:
         config = CampaignConfig(

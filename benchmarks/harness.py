@@ -13,7 +13,8 @@ from dnsse.coverage.arcs import ArcRecorder
 from dnsse.engine.execution import Limits
 from dnsse.engine.runner import ExecutionResult
 from dnsse.errors import BadInput
-from dnsse.campaign.campaign import CampaignConfig, run_campaign
+from dnsse.campaign.config import CampaignConfig
+from dnsse.campaign.run import run_campaign
 
 
 @dataclass

@@ -31,8 +31,9 @@ if __package__ in (None, ""):
 from benchmarks.catalog import PROGRAMS, Program, Variant
 from dnsse.engine.execution import Limits
 from dnsse.engine.runner import ExecutionResult
-from dnsse.campaign.campaign import Campaign, CampaignConfig
-from dnsse.search.minimize import GuidedChooser
+from dnsse.campaign.campaign import Campaign
+from dnsse.campaign.config import CampaignConfig
+from dnsse.search.minimize import ShrinkingChooser
 from dnsse.search.registry import make_strategy
 
 
@@ -54,7 +55,7 @@ class MinimizeRecord:
 
 def _score(campaign: Campaign, choices: list) -> int:
     """The minimizer's score of ``choices``: the answers that differ from the default, counted by a replay."""
-    chooser = GuidedChooser(list(choices))
+    chooser = ShrinkingChooser(list(choices))
     campaign.rerun(chooser)
     return chooser.deviations
 

@@ -83,7 +83,8 @@ def campaign_speed(workers: int, budget: int) -> Run:
     """One campaign in this process (the process of ``--one``)."""
     import torch  # noqa: F401 - imported before timing, as the command line's campaign has it by then
 
-    from dnsse.campaign.campaign import CampaignConfig, run_campaign
+    from dnsse.campaign.config import CampaignConfig
+    from dnsse.campaign.run import run_campaign
     from dnsse.campaign.fork_server import fork_this_process
 
     fork_this_process()  # as the command line's check does

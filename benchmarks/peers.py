@@ -17,7 +17,8 @@ import tempfile
 from pathlib import Path
 
 from benchmarks.catalog import PEER_PROGRAMS, PeerProgram
-from dnsse.campaign.campaign import CampaignConfig, run_campaign
+from dnsse.campaign.config import CampaignConfig
+from dnsse.campaign.run import run_campaign
 from dnsse.search.registry import BUILT
 
 DRIVER = Path(__file__).parent / "peer_driver.py"

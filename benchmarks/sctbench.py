@@ -28,7 +28,8 @@ from pathlib import Path
 
 from dnsse.engine.execution import Limits
 from dnsse.errors import BadInput
-from dnsse.campaign.campaign import CampaignConfig, run_campaign
+from dnsse.campaign.config import CampaignConfig
+from dnsse.campaign.run import run_campaign
 from dnsse.search.registry import BUILT, DEFAULT
 
 HERE = Path(__file__).resolve().parent / "sctbench_programs"

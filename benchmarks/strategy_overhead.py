@@ -28,7 +28,8 @@ HERE = Path(__file__).resolve().parent
 if __package__ in (None, ""):
     sys.path.insert(0, str(HERE.parent))
 
-from dnsse.campaign.campaign import CampaignConfig, run_campaign  # noqa: E402
+from dnsse.campaign.run import run_campaign  # noqa: E402
+from dnsse.campaign.config import CampaignConfig
 
 PROGRAMS = {
     "locked lazy init": HERE / "speed" / "locked_lazy_init.py",

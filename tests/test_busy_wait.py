@@ -18,8 +18,8 @@ from helpers import PROGRAMS, controlled
 
 from dnsse.engine.choices import FirstChooser
 from dnsse.engine.operation import Access, Operation
-from dnsse.search.minimize import GuidedChooser
-from dnsse.search.directed import DirectedChooser
+from dnsse.search.minimize import ShrinkingChooser
+from dnsse.search.planned import PlannedChooser
 from dnsse.search.finish import Finish
 
 STRATEGIES = ["random", "pct", "pos", "dfs", "fuzz", "symbolic", "llm", "hybrid"]
@@ -59,7 +59,7 @@ def test_a_spinning_agent_yields_to_one_that_can_make_progress() -> None:
 
 @pytest.mark.parametrize(
     "chooser",
-    [lambda: DirectedChooser([], FirstChooser()), lambda: GuidedChooser([])],
+    [lambda: PlannedChooser([], FirstChooser()), lambda: ShrinkingChooser([])],
     ids=["a plan finished without preempting", "minimization's default schedule"],
 )
 def test_finishing_a_run_without_preempting_ends_a_correct_spin_wait(chooser) -> None:  # type: ignore[no-untyped-def]

@@ -9,7 +9,8 @@ import pytest
 
 from benchmarks.coverage_measure import coverage_py_branches
 from dnsse.coverage.arcs import ArcRecorder, BranchCoverage, branch_coverage
-from dnsse.campaign.campaign import CampaignConfig, run_campaign
+from dnsse.campaign.config import CampaignConfig
+from dnsse.campaign.run import run_campaign
 
 # Loops, elif chains, exceptions, a generator, a comprehension and a thread.
 PROGRAM = textwrap.dedent(

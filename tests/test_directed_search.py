@@ -8,7 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from dnsse.campaign.campaign import CampaignConfig, run_campaign
+from dnsse.campaign.config import CampaignConfig
+from dnsse.campaign.run import run_campaign
 from tests.helpers import PROGRAMS
 
 

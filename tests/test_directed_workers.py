@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from dnsse.campaign.campaign import Campaign, CampaignConfig
+from dnsse.campaign.campaign import Campaign
+from dnsse.campaign.config import CampaignConfig
 from dnsse.search.corpus import Corpus, CorpusEntry
 from dnsse.search.corpus_share import ROUND, Merger, Sharing
 from dnsse.search.fuzz import FuzzStrategy

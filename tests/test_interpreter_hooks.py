@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from dnsse.campaign.campaign import CampaignConfig, run_campaign
+from dnsse.campaign.config import CampaignConfig
+from dnsse.campaign.run import run_campaign
 
 PROGRAMS = Path(__file__).parent / "programs"
 

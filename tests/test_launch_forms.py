@@ -107,7 +107,8 @@ def test_worker_processes_run_a_launch_command_and_its_trace_replays(tmp_path: P
 
 @pytest.mark.torch
 def test_rank_environments_are_undone_after_every_execution(tmp_path: Path) -> None:
-    from dnsse.campaign.campaign import CampaignConfig, run_campaign
+    from dnsse.campaign.config import CampaignConfig
+    from dnsse.campaign.run import run_campaign
 
     before, argv = dict(os.environ), list(sys.argv)
     here = Path.cwd()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dnsse.engine.choices import ReplayChooser
 from dnsse.engine.runner import run_execution
 from dnsse.frameworks.threads.framework import ThreadsFramework
-from dnsse.search.minimize import GuidedChooser, minimize
+from dnsse.search.minimize import ShrinkingChooser, minimize
 from helpers import SeededChooser, load_program
 
 
@@ -17,7 +17,7 @@ def test_minimized_schedule_reproduces_the_bug_with_fewer_preemptions() -> None:
             result for seed in range(200)
             if (result := run_execution(target, framework, SeededChooser(seed))).bug is not None
         )
-        original = GuidedChooser(found.choices)
+        original = ShrinkingChooser(found.choices)
         run_execution(target, framework, original)
 
         def run(chooser, expected):
@@ -26,7 +26,7 @@ def test_minimized_schedule_reproduces_the_bug_with_fewer_preemptions() -> None:
         smaller = minimize(run, found.choices, found.bug.signature())
         assert smaller is not None
         assert smaller.bug.signature() == found.bug.signature()
-        rerun = GuidedChooser(smaller.choices)
+        rerun = ShrinkingChooser(smaller.choices)
         run_execution(target, framework, rerun)
         # Random schedules preempt often; the same lost update needs far fewer.
         assert original.deviations >= 4
@@ -81,13 +81,13 @@ def test_the_runs_minimization_skips_are_runs_it_already_knows() -> None:
             result for seed in range(200)
             if (result := run_execution(target, framework, SeededChooser(seed))).bug is not None
         )
-        guided = GuidedChooser(found.choices)
+        guided = ShrinkingChooser(found.choices)
         kept = run_execution(target, framework, guided)
         deviated = guided.deviated
         assert guided.deviations == len(deviated) >= 2
 
         def choices_of(plan):
-            return [(c.kind, c.options, c.index) for c in run_execution(target, framework, GuidedChooser(plan)).choices]
+            return [(c.kind, c.options, c.index) for c in run_execution(target, framework, ShrinkingChooser(plan)).choices]
 
         same = [(c.kind, c.options, c.index) for c in kept.choices]
         default_answered = [p for p in range(len(found.choices)) if p not in deviated][:5]

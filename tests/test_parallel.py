@@ -13,8 +13,8 @@ import pytest
 
 from dnsse.cli import main
 from dnsse.engine.target import LoadedTarget, TargetSpec
-from dnsse.campaign.campaign import CampaignConfig
-from dnsse.campaign.local_worker import _work, worker_settings
+from dnsse.campaign.config import CampaignConfig
+from dnsse.campaign.local_worker import run_worker, worker_settings
 from dnsse.campaign.worker_reports import worker_failure
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -131,7 +131,7 @@ def test_bad_input_in_a_worker_reaches_the_parent_as_bad_input(tmp_path: Path) -
     settings = worker_settings(CampaignConfig(target=str(loaded.spec)), loaded, 0, 2, None)
     target.unlink()  # removed after the parent loaded it
     reader, writer = multiprocessing.Pipe(duplex=False)
-    _work(settings, writer, ctypes.c_bool(False))
+    run_worker(settings, writer, ctypes.c_bool(False))
     messages = []
     while reader.poll():
         messages.append(json.loads(reader.recv_bytes()))

@@ -13,8 +13,12 @@ from typing import Iterator
 
 import pytest
 
-from dnsse.campaign.campaign import Campaign, CampaignConfig, run_campaign
-from dnsse.campaign.ray_batches import _run_batch, _settings, adopt_semantics
+from dnsse.campaign.campaign import Campaign
+from dnsse.campaign.config import CampaignConfig
+from dnsse.campaign.run import run_campaign
+from dnsse.campaign.ray_batches import batch_task
+from dnsse.campaign.ray_workers import task_settings
+from dnsse.campaign.worker_reports import adopt_semantics
 
 PROGRAMS = Path(__file__).parent / "programs"
 RACE = f"{PROGRAMS}/report_prints.py:main"
@@ -23,13 +27,13 @@ NCCL_PROGRAM = f"{Path(__file__).parent}/real_programs/nccl_vs_gloo.py:item_afte
 
 def batch_settings() -> str:
     config = CampaignConfig(target=RACE, strategy="pct", seed=5)
-    return _settings(config, Campaign(config).target)
+    return task_settings(config, Campaign(config).target)
 
 
 def test_a_batch_depends_only_on_its_indices_so_workers_do_not_change_executions() -> None:
     settings = batch_settings()
-    whole = json.loads(_run_batch(settings, 0, 6))
-    halves = json.loads(_run_batch(settings, 3, 3)) + json.loads(_run_batch(settings, 0, 3))
+    whole = json.loads(batch_task(settings, 0, 6))
+    halves = json.loads(batch_task(settings, 3, 3)) + json.loads(batch_task(settings, 0, 3))
     halves.sort(key=lambda report: report["index"])
     assert [r["index"] for r in whole] == list(range(6))
     assert [r["choices"] for r in whole] == [r["choices"] for r in halves]
@@ -49,10 +53,10 @@ def test_a_batch_asks_the_model_within_its_share_and_reports_its_counts(tmp_path
     try:
         model = ModelSettings(base_url=server.base_url, model="canned-7b", cache_dir=tmp_path / "cache")
         config = CampaignConfig(target=f"{PROGRAMS}/advisor_window.py:main", strategy="hybrid", advisor=model)
-        settings = _settings(config, Campaign(config).target)
+        settings = task_settings(config, Campaign(config).target)
         totals = WorkerTotals()
         for first, calls in ((0, 1), (8, 0)):
-            reports = json.loads(_run_batch(settings, first, 8, calls))
+            reports = json.loads(batch_task(settings, first, 8, calls))
             totals.update(first, reports[-1])
     finally:
         server.close()
@@ -69,7 +73,7 @@ def test_ray_actors_of_a_directed_search_run_the_rounds_the_worker_processes_run
     from dnsse.campaign.ray_rounds import ShardWorker
 
     config = CampaignConfig(target=f"{PROGRAMS}/directed_inputs.py:pool_race", strategy="hybrid", budget=3 * ROUND * 2)
-    settings = _settings(config, Campaign(config).target)
+    settings = task_settings(config, Campaign(config).target)
     actors = [ShardWorker(settings, worker, 2) for worker in range(2)]
     merger, merged, indices = Merger(), None, []
     for number in range(3):
@@ -92,9 +96,9 @@ def test_a_batch_reports_the_torch_semantics_its_executions_modelled(backend: st
     """The driver's report names the semantics the tasks' executions used, as without a cluster."""
     config = CampaignConfig(target=NCCL_PROGRAM, strategy="random", seed=1, inputs={"backend": backend})
     campaign = Campaign(config)
-    reports = json.loads(_run_batch(_settings(config, campaign.target), 0, 2))
+    reports = json.loads(batch_task(task_settings(config, campaign.target), 0, 2))
     assert reports[-1]["semantics"] == backend
-    adopt_semantics(campaign, reports[-1])
+    adopt_semantics(campaign.framework, reports[-1]["semantics"])
     assert campaign.result("random", 2).semantics == backend
 
 
@@ -150,11 +154,11 @@ def test_dfs_tasks_divide_the_tree_and_explore_each_schedule_once() -> None:
     """Tasks of a few executions each, their frontiers divided anew: the schedules of one process, once each."""
     from dnsse.search.dfs_share import DfsShare
     from dnsse.search.dfs_slice import Slice
-    from dnsse.campaign.ray_dfs import _run_dfs_slice
+    from dnsse.campaign.ray_dfs import slice_task
 
     target = f"{PROGRAMS}/threads_counter.py:locked"
     config = CampaignConfig(target=target, strategy="dfs")
-    settings = _settings(config, Campaign(config).target)
+    settings = task_settings(config, Campaign(config).target)
     share = DfsShare(None)
     choices = []
     while True:
@@ -162,7 +166,7 @@ def test_dfs_tasks_divide_the_tree_and_explore_each_schedule_once() -> None:
         if not units:
             break
         for unit in units:
-            answer = json.loads(_run_dfs_slice(settings, unit.prefix, 2))
+            answer = json.loads(slice_task(settings, unit.prefix, 2))
             choices += [json.dumps(report["choices"]) for report in answer["reports"]]
             share.absorb(unit, Slice.from_json(answer["slice"]))
     alone = run_campaign(CampaignConfig(target=target, strategy="dfs", budget=None))

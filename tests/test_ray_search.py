@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from helpers import PROGRAMS
 
-from dnsse.campaign.campaign import CampaignConfig, run_campaign
+from dnsse.campaign.config import CampaignConfig
+from dnsse.campaign.run import run_campaign
 
 
 def dfs(spec: str, out: Path, faults: bool = True):  # type: ignore[no-untyped-def]

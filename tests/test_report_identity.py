@@ -12,7 +12,7 @@ import pytest
 import dnsse
 from dnsse.cli import main
 from dnsse.engine.bugs import Bug, BugKind
-from dnsse.campaign.bug_family import bug_family
+from dnsse.search.bug_family import bug_family
 
 ROOT = Path(__file__).resolve().parent.parent
 PROGRAMS = Path(__file__).parent / "programs"

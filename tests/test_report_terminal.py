@@ -16,7 +16,9 @@ from dnsse.report.progress import ProgressLine
 from dnsse.report.story import tell
 from dnsse.report.story_text import story_lines
 from dnsse.campaign.trace import read_trace
-from dnsse.campaign.campaign import CampaignConfig, load, preflight, run_campaign
+from dnsse.campaign.config import CampaignConfig
+from dnsse.campaign.loading import load, preflight
+from dnsse.campaign.run import run_campaign
 from dnsse.campaign.control import CampaignControl
 
 PROGRAMS = Path(__file__).parent / "programs"

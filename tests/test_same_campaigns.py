@@ -74,7 +74,8 @@ def _campaign(name: str, tmp_path: Path) -> dict:
 
 
 def _contained(tmp_path: Path) -> dict:
-    from dnsse.campaign.campaign import CampaignConfig, run_campaign
+    from dnsse.campaign.config import CampaignConfig
+    from dnsse.campaign.run import run_campaign
 
     result = run_campaign(CampaignConfig(**CONTAINED, contained=True, out=tmp_path / "out"))
     bugs = sorted(

@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from dnsse.engine.limits import Limits
-from dnsse.campaign.campaign import CampaignConfig, run_campaign
+from dnsse.campaign.config import CampaignConfig
+from dnsse.campaign.run import run_campaign
 
 PROGRAM = Path(__file__).parent / "programs" / "signalled.py"
 

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 import z3
 
-from dnsse.campaign.campaign import CampaignConfig, CampaignResult, run_campaign
+from dnsse.campaign.config import CampaignConfig, CampaignResult
+from dnsse.campaign.run import run_campaign
 from dnsse.campaign.control import CampaignControl
 from dnsse.campaign.resume import load_state
 from dnsse.symbolic.floating import Unsupported, solve_fp

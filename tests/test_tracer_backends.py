@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from dnsse.frameworks.threads.stack_depth import stack_depths
-from dnsse.campaign.campaign import CampaignConfig, run_campaign
+from dnsse.campaign.config import CampaignConfig
+from dnsse.campaign.run import run_campaign
 
 PROGRAMS = Path(__file__).parent / "programs"
 

@@ -7,7 +7,8 @@ from pathlib import Path
 
 from dnsse.engine.choices import Choice, ChoiceKind, Chosen
 from dnsse.engine.runner import ExecutionResult
-from dnsse.campaign.campaign import Campaign, CampaignConfig
+from dnsse.campaign.campaign import Campaign
+from dnsse.campaign.config import CampaignConfig
 from dnsse.search.registry import make_strategy
 from dnsse.campaign.worker_reports import execution_report, result_from_report
 

@@ -14,22 +14,22 @@ import pytest
 import torch  # noqa: F401 - the parent has torch, so the fork server imports it once for every worker
 
 from dnsse.campaign.fork_server import start_fork_server, start_method
-from dnsse.campaign.worker_pool import WorkerPool
+from dnsse.campaign.worker_processes import WorkerProcesses
 
 pytestmark = pytest.mark.skipif(start_method() != "forkserver", reason="no fork server on this platform")
 
 
 def _ready(settings: str, pipe: Connection, stop: object) -> None:
     """A worker body that says what it found imported when it started, then waits to be stopped."""
-    pipe.send_bytes(json.dumps({"torch": "torch" in sys.modules, "dnsse": "dnsse.campaign.worker_pool" in sys.modules}).encode())
+    pipe.send_bytes(json.dumps({"torch": "torch" in sys.modules, "dnsse": "dnsse.campaign.worker_processes" in sys.modules}).encode())
     if settings == "crash":
         os.kill(os.getpid(), signal.SIGSEGV)
     pipe.close()
     os._exit(0)
 
 
-def _pool(settings: str) -> WorkerPool:
-    return WorkerPool(_ready, lambda worker, start, files: settings)
+def _pool(settings: str) -> WorkerProcesses:
+    return WorkerProcesses(_ready, lambda worker, start, files: settings)
 
 
 def test_a_worker_starts_with_torch_and_dnsse_already_imported() -> None:
@@ -64,7 +64,7 @@ FRESH_PARENT = """
 import json, os, signal, sys
 import torch
 from dnsse.campaign.fork_server import fork_this_process, start_fork_server
-from dnsse.campaign.worker_pool import WorkerPool
+from dnsse.campaign.worker_processes import WorkerProcesses
 from test_worker_start import _report
 
 if __name__ == "__main__":  # a worker of multiprocessing's own server runs this file again
@@ -73,7 +73,7 @@ if __name__ == "__main__":  # a worker of multiprocessing's own server runs this
     if sys.argv[1] == "fresh":
         fork_this_process()
     start_fork_server()
-    pool = WorkerPool(_report, lambda worker, start, files: "")
+    pool = WorkerProcesses(_report, lambda worker, start, files: "")
     pool.start(0, 0)
     messages = []
     while not messages:

@@ -360,7 +360,8 @@ def _validate(arguments: argparse.Namespace) -> None:
 def _check(arguments: argparse.Namespace) -> int:
     from dnsse.report.check_summary import finish_check
     from dnsse.report.console import CheckConsole
-    from dnsse.campaign.campaign import CampaignConfig, run_campaign
+    from dnsse.campaign.config import CampaignConfig
+    from dnsse.campaign.run import run_campaign
     from dnsse.campaign.control import CampaignControl
     from dnsse.campaign.fork_server import fork_this_process
 

@@ -143,7 +143,7 @@ def _finish_from_state(
     arguments: argparse.Namespace, state: SavedCampaign, interrupted: int | None, keep: bool = False
 ) -> int:
     from dnsse.report.check_summary import finish_check
-    from dnsse.campaign.campaign import CampaignResult, FoundBug, InconclusiveRun
+    from dnsse.campaign.config import CampaignResult, FoundBug, InconclusiveRun
 
     result = CampaignResult(
         target=state.target,

@@ -28,7 +28,8 @@ from dnsse.engine.limits import Limits
 from dnsse.engine.memory import is_exhausted
 from dnsse.report.console import bug_block
 from dnsse.report.story import tell
-from dnsse.campaign.campaign import CampaignConfig, run_campaign
+from dnsse.campaign.config import CampaignConfig
+from dnsse.campaign.run import run_campaign
 from dnsse.search.registry import DEFAULT
 
 TRACES = Path(".dnsse") / "pytest"

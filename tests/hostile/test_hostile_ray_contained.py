@@ -11,16 +11,17 @@ from pathlib import Path
 
 from hostile_cli import output, run_cli, target
 
-from dnsse.campaign.campaign import Campaign, CampaignConfig
+from dnsse.campaign.campaign import Campaign
+from dnsse.campaign.config import CampaignConfig
 from dnsse.campaign.worker_reports import result_from_report
-from dnsse.campaign.ray_batches import _settings
+from dnsse.campaign.ray_workers import task_settings
 from dnsse.campaign.ray_contained import run_batch_contained, run_slice_contained
 
 
 def _settings_of(function: str, strategy: str, out: Path) -> tuple[str, Campaign]:
     config = CampaignConfig(target=target(f"crashes.py:{function}"), strategy=strategy, seed=0, out=out)
     campaign = Campaign(config)
-    return _settings(config, campaign.target), campaign
+    return task_settings(config, campaign.target), campaign
 
 
 def _replays(campaign: Campaign, report: dict, says: str) -> None:
@@ -61,7 +62,7 @@ def test_a_directed_worker_whose_actor_died_runs_its_rounds_on_with_each_crash_a
 
     config = CampaignConfig(target=target("crashes.py:crash_or_race"), strategy="fuzz", seed=0, out=tmp_path, budget=3 * ROUND * 2)
     campaign = Campaign(config)
-    settings = _settings(config, campaign.target)
+    settings = task_settings(config, campaign.target)
     actors = [ContainedShardWorker(settings, worker, 2, []) for worker in range(2)]
     merger, merged, reports = Merger(), None, []
     try:

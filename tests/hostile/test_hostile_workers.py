@@ -105,7 +105,8 @@ def test_a_worker_that_dies_in_a_divided_directed_search_is_replaced_and_the_rou
 
 
 def test_the_python_api_contained_reports_a_crash_and_its_caller_lives_on(tmp_path: Path) -> None:
-    from dnsse.campaign.campaign import CampaignConfig, run_campaign
+    from dnsse.campaign.config import CampaignConfig
+    from dnsse.campaign.run import run_campaign
 
     config = CampaignConfig(
         target=target("crashes.py:segfault"), strategy="random", budget=40, out=tmp_path, contained=True

@@ -1,4 +1,10 @@
-"""A campaign: many executions of one target under one strategy and budget."""
+"""A campaign: many executions of one target under one strategy and budget, and the bugs they showed.
+
+:class:`Campaign` is what every execution of a campaign shares, in every
+process that runs some (the target, its framework, the specs, coverage);
+the process that records bugs records them here. How the executions are
+run is an executor's business (:mod:`dnsse.campaign.executor`).
+"""
 
 from __future__ import annotations
 
@@ -6,181 +12,43 @@ import contextlib
 import dataclasses
 import math
 import time
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterator
+from typing import Callable, Iterator
 
-from dnsse.coverage.arcs import ArcRecorder, BranchCoverage
+from dnsse.search.bug_family import bug_family
+from dnsse.campaign.config import CampaignConfig, CampaignResult, FoundBug, InconclusiveRun
+from dnsse.campaign.confirm import confirm
+from dnsse.campaign.loading import load, pin_inputs, preflight
+from dnsse.campaign.rejections import Rejections
+from dnsse.campaign.relocation import project_root
+from dnsse.campaign.trace import Trace, write_trace
 from dnsse.coverage.feedback import CoverageMap
 from dnsse.coverage.recorder import arc_recorder
-from dnsse.engine.bugs import Bug, BugKind
-from dnsse.engine.clock import format_delay
+from dnsse.engine.bugs import BugKind
 from dnsse.engine.choices import Chooser, ReplayChooser
+from dnsse.engine.clock import format_delay
 from dnsse.engine.determinism import Expected
 from dnsse.engine.execution import Limits
 from dnsse.engine.flight import FlightRecorder
 from dnsse.engine.hash_seed import current_hash_seed
-from dnsse.engine.inconclusive import Inconclusive
+from dnsse.engine.inputs import show_value
 from dnsse.engine.memory import is_exhausted, memory_limit
 from dnsse.engine.runner import ExecutionResult, Monitor, run_execution
-from dnsse.engine.inputs import InputParameter, show_value
-from dnsse.campaign.rejections import Rejections
 from dnsse.engine.target import LoadedTarget, TargetSpec
-from dnsse.errors import BadInput
-from dnsse.frameworks.base import Framework, framework_named
-from dnsse.campaign.confirm import confirm
-from dnsse.campaign.known_failures import KnownFailures, remember, replay_known
-from dnsse.campaign.relocation import project_root
-from dnsse.search.minimize import minimize
-from dnsse.campaign.trace import Trace, write_trace
+from dnsse.frameworks.base import Framework
 from dnsse.search.advisor_setup import AdvisorSetup
-from dnsse.campaign.bug_family import bug_family
-from dnsse.campaign.control import CampaignControl
-from dnsse.search.registry import DEFAULT, make_strategy
+from dnsse.search.minimize import minimize
 from dnsse.search.strategy import Strategy
 from dnsse.spec.sources import load_suite
 from dnsse.spec.watch import SpecSuite
-
-if TYPE_CHECKING:
-    from dnsse.advisor.settings import ModelSettings
-
-
-@dataclass
-class CampaignConfig:
-    target: str
-    framework: str = "auto"
-    world_size: int = 2
-    strategy: str = DEFAULT
-    budget: int | None = 1000
-    time_budget: float | None = None
-    seed: int = 0
-    keep_going: bool = False
-    out: Path = Path(".dnsse")
-    limits: Limits = field(default_factory=Limits)
-    pct_depth: int = 3
-    # dfs: at most this many preemptions per schedule (None: no bound, with reduction).
-    preemption_bound: int | None = None
-    minimize: bool = True
-    # Measure branch coverage of the target (costs a line tracer in every agent).
-    coverage: bool = False
-    # LTL properties (and builtin:NAME) checked in every execution, besides
-    # those of the spec files and the target's DNSSE_SPECS.
-    specs: list[str] = field(default_factory=list)
-    spec_files: list[Path] = field(default_factory=list)
-    # Inject the faults a program declares (Ray actor crashes, task retries).
-    faults: bool = True
-    # Parallel worker processes on this machine (see dnsse.campaign.local_processes).
-    workers: int = 1
-    # Pinned inputs, NAME -> VALUE text as given to --input.
-    inputs: dict[str, str] = field(default_factory=dict)
-    # Let the program's prints through in every execution, instead of capturing them.
-    show_output: bool = False
-    # Where a launch command's relative paths start (None: the working directory).
-    directory: Path | None = None
-    # Run the executions as tasks on the Ray cluster at this address (see dnsse.campaign.ray_batches).
-    ray_address: str | None = None
-    # The language model the advisor of llm and hybrid asks (None: the offline advisor only).
-    advisor: ModelSettings | None = None
-    # Run the executions in a worker process even with one worker (see dnsse.campaign.local_processes): a program
-    # that kills its process (os._exit, a segfault, a fatal signal) is a crash bug, not the caller's death.
-    # Costs the start of one process (2-3 s, torch imported anew) per campaign.
-    contained: bool = False
-    # Replay the known failures of the target (OUT/known/) before exploring, and keep the bugs found there
-    # (see dnsse.campaign.known_failures); the command line's default, off with --no-db.
-    known_failures: bool = False
-
-
-@dataclass
-class FoundBug:
-    bug: Bug
-    execution: int
-    trace_path: Path
-    elapsed_s: float
-    # The input values of the bug's execution, as JSON shows them.
-    inputs: dict[str, object] = field(default_factory=dict)
-    # Executions that showed this bug (the same failure, whichever agents played which part), this one included.
-    hits: int = 1
-
-
-@dataclass
-class InconclusiveRun:
-    """An execution that hit the wall-clock limit: not a bug, not a pass (see dnsse.engine.inconclusive)."""
-
-    execution: int
-    inconclusive: Inconclusive
-
-    def to_json(self) -> dict:
-        return {"execution": self.execution, **self.inconclusive.to_json()}
-
-    @staticmethod
-    def from_json(raw: dict) -> InconclusiveRun:
-        return InconclusiveRun(int(raw["execution"]), Inconclusive.from_json(raw))
-
-
-@dataclass
-class CampaignResult:
-    target: str
-    framework: str
-    strategy: str
-    world_size: int
-    executions: int
-    elapsed_s: float
-    bugs: list[FoundBug]
-    # Set when a systematic strategy exhausted its bound: what was covered.
-    verified: dict | None = None
-    # Why an exhausted systematic search promises nothing, when it does not.
-    unverified: str | None = None
-    coverage: BranchCoverage | None = None
-    # Per engine of a coverage-guided strategy: executions, new branches and interleavings, bugs.
-    engines: dict[str, dict[str, int]] | None = None
-    # Counts the strategy reports about its search (pct: spinning agents it dropped).
-    search: dict[str, int] = field(default_factory=dict)
-    # The signal (SIGINT, SIGTERM) that stopped the campaign before its budget; None when it was not stopped.
-    interrupted: int | None = None
-    # Executions that hit the wall-clock limit: with any, nothing is verified.
-    inconclusive: list[InconclusiveRun] = field(default_factory=list)
-    # llm and hybrid: per advisor, its calls, tokens, latency, cache hits and hints proposed, tried, useful.
-    advisor: dict[str, dict] | None = None
-    # torch: the backend semantics modelled ("gloo" or "nccl"); None for other frameworks.
-    semantics: str | None = None
-    # What the known failures replayed first did (None: none were replayed).
-    known: KnownFailures | None = None
-    # Executions whose input the program rejected (dnsse.assume, argument checking): never bugs.
-    rejected: int = 0
-
-
-def load(
-    target_text: str, framework_name: str, world_size: int, faults: bool = True, directory: Path | None = None
-) -> tuple[LoadedTarget, Framework]:
-    """Parse and compile the target and pick its framework; BadInput on any defect.
-
-    ``directory``: where a launch command's relative paths start (None: here).
-    """
-    if world_size < 1:
-        raise BadInput(f"--world-size must be at least 1, got {world_size}")
-    target = LoadedTarget(TargetSpec.parse(target_text, directory), framework_name)
-    return target, framework_named(target.framework, world_size, faults)
-
-
-def preflight(target: LoadedTarget, framework: Framework) -> None:
-    """Run the target's module once, so an import error is bad input, not a bug."""
-    try:
-        framework.inputs(target)
-    except BadInput:
-        raise
-    except Exception as error:  # noqa: BLE001 - whatever the module raises, the user must fix it
-        raise BadInput(
-            f"the target {target.spec} failed to load: {type(error).__name__}: {error}. "
-            "Run it with plain Python to see the full error."
-        ) from None
 
 
 class Campaign:
     """What every execution of one campaign shares, and the bugs it found so far.
 
-    The sequential loop and the parallel parent record bugs here (deduplicate,
-    minimize, write the trace, announce); parallel workers run their
-    executions through it, so specs, faults, limits and coverage apply alike.
+    The intake (:mod:`dnsse.campaign.intake`) records bugs here (deduplicate,
+    minimize, write the trace, confirm, announce); worker processes and Ray
+    tasks run their executions through it too, so specs, faults, limits and
+    coverage apply alike.
     """
 
     def __init__(
@@ -201,7 +69,7 @@ class Campaign:
         self.rejections = Rejections()
         self.started = time.perf_counter()
         self._monitors = [self.suite] if self.suite is not None else []
-        # One bug once: each bug found so far, by its family (see dnsse.campaign.bug_family); None while
+        # One bug once: each bug found so far, by its family (see dnsse.search.bug_family); None while
         # it is minimized and confirmed, and for good if its trace did not replay it.
         self._seen: dict[tuple[str, tuple[str, ...]], FoundBug | None] = {}
         self._on_bug = on_bug
@@ -434,93 +302,6 @@ def prepared_campaign(
     return campaign
 
 
-def run_campaign(
-    config: CampaignConfig,
-    on_bug: Callable[[FoundBug], None] | None = None,
-    on_start: Callable[[LoadedTarget, Framework], None] | None = None,
-    on_execution: Callable[[int, ExecutionResult, ArcRecorder | None], None] | None = None,
-    control: CampaignControl | None = None,
-) -> CampaignResult:
-    """Run executions until the budget, or the first bug unless ``keep_going``.
-
-    ``on_execution`` sees every execution (its number from 1, its result, and
-    the arcs recorded so far when ``config.coverage`` is on). With
-    ``config.workers > 1`` or ``config.contained`` the executions run in
-    worker processes, and with ``config.ray_address`` as tasks on a Ray
-    cluster. Otherwise they run in this process: a program that kills its
-    process (``os._exit``, a segfault) kills the caller too.
-    ``control`` (the command line's) stops the loop on a signal, saves the
-    state for ``--resume`` and continues a resumed campaign (see
-    dnsse.campaign.control).
-    """
-    if config.workers < 1:
-        raise BadInput(f"--workers must be at least 1, got {config.workers}")
-    strategy = make_strategy(
-        config.strategy, config.seed, config.pct_depth, config.preemption_bound, advisor_setup(config)
-    )
-    if config.budget is not None and config.budget < 1:
-        raise BadInput(f"--budget must be at least 1 execution, got {config.budget}")
-    if config.ray_address is not None:
-        # Imported here because the cluster campaign is built on this module.
-        from dnsse.campaign.ray_batches import run_on_ray
-
-        return run_on_ray(config, strategy, on_bug, on_start, on_execution, control)
-    if config.workers > 1 or config.contained:
-        # Imported here because the parallel campaign is built on this module.
-        from dnsse.campaign.local_processes import run_parallel
-
-        return run_parallel(config, strategy, on_bug, on_start, on_execution, control)
-    campaign = Campaign(config, on_bug, feedback=strategy.wants_feedback)
-    watch_for(campaign, strategy)
-    control = control if control is not None else CampaignControl(config.out, saving=False)
-    if control.recorder is not None:
-        campaign.watch(control.recorder)
-        campaign.flight = control.recorder
-    campaign.on_phase = control.on_phase
-    with campaign.framework.activate():
-        campaign.prepare()
-        # After prepare: restoring what a strategy learnt may run the target again.
-        executions = control.restore(campaign, strategy)
-        control.started(campaign)
-        if on_start is not None:
-            on_start(campaign.target, campaign.framework)
-        # A resumed campaign replayed them when it began.
-        known = replay_known(campaign) if config.known_failures and executions == 0 else None
-        stop = bool(campaign.found) and not config.keep_going
-        while not stop and not strategy.exhausted and (config.budget is None or executions < config.budget):
-            if campaign.out_of_time() or control.stop_signal is not None:
-                break
-            try:
-                result = campaign.execute(control.chooser(executions + 1, strategy.chooser_for(executions)))
-            finally:
-                control.ended()
-            executions += 1
-            strategy.observe(result)
-            if on_execution is not None:
-                on_execution(executions, result, campaign.recorder)
-            ended = campaign.record(result, executions) is not None or result.inconclusive is not None
-            # An inconclusive execution stops the campaign like a bug: the next ones would likely hang too.
-            stop = ended and not config.keep_going
-            control.after(campaign, strategy, executions, result, last=stop)
-            if stop:
-                break
-    control.finish(lambda: control.save(campaign, strategy, executions))
-    if config.known_failures:
-        remember(campaign, campaign.found)
-    strategy.close()
-    # A bug-free exhausted search is a statement; with a bug, the bug is the news.
-    finished_clean = strategy.exhausted and not campaign.found
-    verified = strategy.verified() if finished_clean else None
-    unverified = strategy.unverified() if finished_clean else None
-    result = campaign.result(
-        strategy.name, executions, verified, strategy.engine_report(), strategy.notes(), unverified
-    )
-    result.interrupted = control.stop_signal
-    result.advisor = strategy.advisor_report()
-    result.known = known
-    return result
-
-
 def advisor_setup(config: CampaignConfig, worker: int = 0, workers: int = 1) -> AdvisorSetup:
     """What the advisor of llm and hybrid reads: the target's source, the specs, the model (if any).
 
@@ -537,18 +318,6 @@ def watch_for(campaign: Campaign, strategy: Strategy) -> None:
     """Attach the monitors a strategy learns from (llm, hybrid: the steps of every execution)."""
     for monitor in strategy.monitors:
         campaign.watch(monitor)
-
-
-def pin_inputs(parameters: list[InputParameter], given: dict[str, str]) -> dict[str, object]:
-    """The values of ``--input NAME=VALUE`` options; BadInput for an unknown name or a bad value."""
-    by_name = {parameter.name: parameter for parameter in parameters}
-    pinned = {}
-    for name, text in given.items():
-        if name not in by_name:
-            known = ", ".join(by_name) or "(none: the entry point has no typed keyword parameters with defaults)"
-            raise BadInput(f"--input {name}=...: the entry point has no input {name!r}; its inputs are: {known}")
-        pinned[name] = by_name[name].parse(text)
-    return pinned
 
 
 def with_delay_bound(verified: dict, limits: Limits) -> dict:

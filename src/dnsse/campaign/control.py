@@ -31,7 +31,8 @@ from dnsse.campaign.resume import SavedBug, SavedCampaign, discard_state, save_s
 from dnsse.campaign.supervisor import RestartNeeded
 
 if TYPE_CHECKING:
-    from dnsse.campaign.campaign import Campaign, FoundBug
+    from dnsse.campaign.campaign import Campaign
+    from dnsse.campaign.config import FoundBug
     from dnsse.search.saved_learning import Rerun
     from dnsse.search.strategy import Strategy
     from dnsse.symbolic.concolic import Concolic
@@ -77,7 +78,7 @@ class CampaignControl:
 
     def adopt(self, campaign: Campaign, strategy: str, workers: int = 1) -> SavedCampaign | None:
         """The saved state of a resumed campaign, its bugs, clock and inconclusive runs put back; BadInput for another campaign's."""
-        from dnsse.campaign.campaign import FoundBug, InconclusiveRun
+        from dnsse.campaign.config import FoundBug, InconclusiveRun
 
         saved = self.resume
         if saved is None:
@@ -205,7 +206,7 @@ class CampaignControl:
 
 def rerun_for(campaign: Campaign) -> Rerun:
     """Runs the target along recorded choices, as the strategies that rebuild what they learnt need."""
-    from dnsse.search.directed import DirectedChooser
+    from dnsse.search.planned import PlannedChooser
     from dnsse.symbolic.concolic import Concolic
 
     def rerun(choices: list[Choice], concolic: bool | Concolic) -> ExecutionResult:
@@ -213,7 +214,7 @@ def rerun_for(campaign: Campaign) -> Rerun:
             stand_in = concolic.input_value
         else:
             stand_in = Concolic().input_value if concolic else None
-        return campaign.rerun(DirectedChooser(choices, FirstChooser(), stand_in=stand_in))
+        return campaign.rerun(PlannedChooser(choices, FirstChooser(), stand_in=stand_in))
 
     return rerun
 

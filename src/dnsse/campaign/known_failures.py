@@ -26,10 +26,11 @@ from dnsse.engine.memory import is_exhausted
 from dnsse.errors import BadInput
 from dnsse.campaign.confirm import unreproduced
 from dnsse.campaign.trace import read_trace
-from dnsse.campaign.bug_family import bug_family
+from dnsse.search.bug_family import bug_family
 
 if TYPE_CHECKING:
-    from dnsse.campaign.campaign import Campaign, FoundBug
+    from dnsse.campaign.campaign import Campaign
+    from dnsse.campaign.config import FoundBug
 
 # The most traces of one target replayed before a campaign explores (the newest first).
 MOST_REPLAYED = 20

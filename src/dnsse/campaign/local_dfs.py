@@ -10,7 +10,7 @@ asks the busy worker with the shallowest unit (the largest subtree) to
 yield: it ends its slice after the execution it is running, and its
 frontier is divided anew.
 
-Workers are those of any parallel campaign (:mod:`dnsse.campaign.worker_pool`):
+Workers are those of any parallel campaign (:mod:`dnsse.campaign.worker_processes`):
 spawned, each with a pipe of its own to the parent and an inbox of its own
 for units, yield requests and the end. A worker that dies is replaced. Died
 in an execution (a segfault, ``os._exit``, a fatal signal), that execution
@@ -28,23 +28,20 @@ uninterrupted search needs.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
-from dnsse.coverage.arcs import ArcRecorder
-from dnsse.engine.runner import ExecutionResult
-from dnsse.engine.target import LoadedTarget
-from dnsse.errors import BadInput
-from dnsse.frameworks.base import Framework
-from dnsse.campaign.campaign import Campaign, CampaignConfig, CampaignResult, FoundBug, prepared_campaign
+from dnsse.campaign.campaign import Campaign
+from dnsse.campaign.config import CampaignResult
+from dnsse.campaign.executor import CampaignRun
+from dnsse.campaign.intake import Intake
 from dnsse.search.dfs_share import DfsShare, Unit
 from dnsse.search.dfs_share_state import division_state, resumed_division
 from dnsse.search.dfs_slice import Slice
 from dnsse.campaign.local_dfs_worker import YIELD, dfs_worker_main
 from dnsse.campaign.local_worker import worker_settings
-from dnsse.campaign.worker_death import MAX_DEATHS_WITHOUT_PROGRESS, death_message
 from dnsse.campaign.fork_server import start_fork_server
-from dnsse.campaign.worker_pool import POLL_S, WorkerPool
-from dnsse.campaign.worker_reports import merge_reported_arcs, result_from_report, worker_failure
+from dnsse.campaign.worker_processes import POLL_S, WorkerProcesses
+from dnsse.campaign.worker_reports import worker_failure
 
 if TYPE_CHECKING:
     from dnsse.campaign.control import CampaignControl
@@ -54,41 +51,35 @@ SLICE = 64
 # How long, beyond an execution's wall-clock limit, stopped workers may take to hand their slices back.
 TAKE_BACK_GRACE_S = 5.0
 
-OnExecution = Callable[[int, ExecutionResult, ArcRecorder | None], None]
 
-
-def run_parallel_dfs(
-    config: CampaignConfig,
-    on_bug: Callable[[FoundBug], None] | None = None,
-    on_start: Callable[[LoadedTarget, Framework], None] | None = None,
-    on_execution: OnExecution | None = None,
-    control: CampaignControl | None = None,
-) -> CampaignResult:
-    """The ``dfs`` campaign of :func:`~dnsse.campaign.campaign.run_campaign`, divided among ``config.workers``."""
-    campaign = prepared_campaign(config, on_bug, on_start, on_loaded=start_fork_server)
+def run_parallel_dfs(run: CampaignRun) -> CampaignResult:
+    """The ``dfs`` campaign of :func:`~dnsse.campaign.run.run_campaign`, divided among ``config.workers``."""
+    config, control = run.config, run.control
+    campaign = run.prepared(on_loaded=start_fork_server)
     share = DfsShare(config.preemption_bound)
     done = resumed_division(control, campaign, share)
     workers = config.workers
-    pool = WorkerPool(
+    pool = WorkerProcesses(
         dfs_worker_main,
         lambda worker, start, files: worker_settings(config, campaign.target, worker, workers, None, start, files),
         inbox=True,
     )
-    division = _Division(campaign, share, pool, on_execution, control, done)
+    intake = run.intake(campaign, executions=done)
+    division = _Division(campaign, share, pool, intake, control)
     try:
         for worker in range(workers):
             pool.start(worker, 0)
         division.run()
     finally:
         pool.shut_down()
-    if control is not None:
-        control.finish(division.save)
+    control.finish(division.save)
     summary = division.share.summary()
     clean = summary.exhausted and not campaign.found
-    result = campaign.result(
-        "dfs",
-        division.executions,
+    return run.result(
+        campaign,
+        intake,
         verified=summary.verified() if clean else None,
+        unverified=summary.unverified() if clean else None,
         # How evenly the tree was divided: the most executions one worker ran.
         search={
             "workers": workers,
@@ -96,10 +87,7 @@ def run_parallel_dfs(
             "busiest_worker_executions": max(division.per_worker),
             "units_lost": division.share.lost,
         },
-        unverified=summary.unverified() if clean else None,
     )
-    result.interrupted = control.stop_signal if control is not None else None
-    return result
 
 
 class _Division:
@@ -109,41 +97,34 @@ class _Division:
         self,
         campaign: Campaign,
         share: DfsShare,
-        pool: WorkerPool,
-        on_execution: OnExecution | None,
-        control: CampaignControl | None,
-        executions: int,
+        pool: WorkerProcesses,
+        intake: Intake,
+        control: CampaignControl,
     ) -> None:
         self.campaign = campaign
         self.share = share
         self.pool = pool
-        self.on_execution = on_execution
+        self.intake = intake
         self.control = control
         workers = campaign.config.workers
-        self.executions = executions
         self.per_worker = [0] * workers
         self.granted: dict[int, int] = {}  # worker -> executions it may still run in its slice
         self.units: dict[int, Unit] = {}  # worker -> its unit
         self.asked: set[int] = set()  # workers asked to yield
         self.idle = list(range(workers))
         self.returned: set[int] = set()  # idle workers whose slice just ended: they carry on deepest
-        self.found: dict[int, dict] = {}  # a bug each worker found and is minimizing, as found
-        self.fruitless = [0] * workers  # deaths in a row outside any execution
-        self.halted = False  # an inconclusive execution ends the search like a bug
-        self.source = campaign.target.spec.path.name
 
     def save(self) -> None:
         """Save the campaign with its divided tree, for --resume (see dnsse.search.dfs_share_state)."""
-        if self.control is not None:
-            state = division_state(self.campaign, self.share)
-            self.control.save_learnt(self.campaign, "dfs", self.executions, state, {}, self.campaign.config.workers)
+        state = division_state(self.campaign, self.share)
+        self.control.save_learnt(self.campaign, "dfs", self.intake.executions, state, {}, self.campaign.config.workers)
 
     def run(self) -> None:
         """Hand out units until the tree is done, the budget is spent or a bug, the clock or a signal stops it."""
         try:
             self._divide()
         finally:
-            if self.control is not None and self.control.stop_signal is not None:
+            if self.control.stop_signal is not None:
                 self._take_back()
 
     def _take_back(self) -> None:
@@ -173,27 +154,19 @@ class _Division:
                     self._heard(worker, message)
 
     def _stopped(self) -> bool:
-        config = self.campaign.config
-        signalled = self.control is not None and self.control.stop_signal is not None
-        bug_ends = bool(self.campaign.found) and not config.keep_going
         # The caller stops the workers; what they still run is not counted.
-        return signalled or bug_ends or self.halted or self.campaign.out_of_time()
+        return self.control.stop_signal is not None or self.intake.stopping or self.campaign.out_of_time()
 
     def _heard(self, worker: int, message: dict) -> None:
         kind = message["kind"]
         if kind == "failed":
             raise worker_failure(worker, message)
         if kind == "found":
-            self.found[worker] = message
+            self.intake.hold(worker, message)
         elif kind == "execution":
-            self.found.pop(worker, None)
-            self.fruitless[worker] = 0
-            merge_reported_arcs(self.campaign.recorder, message["arcs"])
-            adopt = getattr(self.campaign.framework, "adopt_semantics", None)
-            if adopt is not None:
-                adopt(message["semantics"])  # the backend semantics the workers' runs chose
-            self._record(worker, result_from_report(message))
-            if self.control is not None and self.control.due(self.campaign):
+            self._ran(worker)
+            self.intake.take_report(None, message, worker=worker)
+            if self.control.due(self.campaign):
                 self.save()
         elif kind == "footprint":
             self.share.footprint(self.units[worker], message["footprint"])
@@ -213,51 +186,28 @@ class _Division:
 
     def _died(self, worker: int) -> None:
         """Worker ``worker``'s process died: its execution is a crash bug, its unit lost or given back."""
-        death = self.pool.death(worker)
-        unshrunk = self.found.pop(worker, None)
-        if unshrunk is not None:
-            # It died minimizing a bug: the bug as found stands (its run did not kill the worker).
-            self._record(worker, result_from_report(unshrunk))
+        before = self.intake.executions
+        index = self.intake.died(worker, self.pool.death(worker), self.pool.files(worker), number=lambda index: None)
+        self.per_worker[worker] += self.intake.executions - before
         unit = self.units.pop(worker, None)
         self.granted.pop(worker, None)
         self.asked.discard(worker)
         self.returned.discard(worker)
-        if death.index is None:
-            self.fruitless[worker] += 1
-            if self.fruitless[worker] >= MAX_DEATHS_WITHOUT_PROGRESS:
-                raise BadInput(death_message(death))
-            if unit is not None:
+        if unit is not None:
+            if index is None:
                 self.share.give_back(unit)
-        else:
-            self.fruitless[worker] = 0
-            result = death.crash(self.pool.files(worker), self.source)
-            result.inputs = dict(self.campaign.pinned)
-            died_minimizing = unshrunk is not None and unshrunk["index"] == death.index + 1
-            self._record(worker, result, counted=died_minimizing, rerunnable=False)
-            if unit is not None:
-                self.share.lose(unit)
+            else:
+                self.share.lose(unit)  # the rest of its subtree would crash again: nothing is verified
         if not self._stopped():
             self.pool.start(worker, 0)
             if worker not in self.idle:
                 self.idle.append(worker)
 
-    def _record(self, worker: int, result: ExecutionResult, counted: bool = False, rerunnable: bool = True) -> None:
-        """One execution a worker ran (or died in); ``counted`` when it was counted already."""
-        campaign, config = self.campaign, self.campaign.config
-        if not counted:
-            self.executions += 1
-            self.per_worker[worker] += 1
-            if worker in self.granted:
-                self.granted[worker] -= 1
-        if self.on_execution is not None:
-            self.on_execution(self.executions, result, campaign.recorder)
-        if result.inconclusive is not None:
-            campaign.record(result, self.executions)
-            self.halted = not config.keep_going  # like a bug: the next executions would likely hang too
-        elif result.bug is not None and (config.keep_going or not campaign.found):
-            with campaign.framework.activate():
-                # Workers minimize the bugs they find: the parent replays only runs that did not kill a worker.
-                campaign.record(result, self.executions, shrink=False, rerunnable=rerunnable)
+    def _ran(self, worker: int) -> None:
+        """Worker ``worker`` reported one more execution of its slice."""
+        self.per_worker[worker] += 1
+        if worker in self.granted:
+            self.granted[worker] -= 1
 
     def _hand_out(self) -> None:
         """Give idle workers units while there are branches and budget left.
@@ -267,7 +217,7 @@ class _Division:
         """
         budget = self.campaign.config.budget
         while self.idle:
-            left = None if budget is None else max(0, budget - self.executions - sum(self.granted.values()))
+            left = None if budget is None else max(0, budget - self.intake.executions - sum(self.granted.values()))
             if left == 0:
                 return
             worker = self.idle[0]

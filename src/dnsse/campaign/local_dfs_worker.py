@@ -25,10 +25,10 @@ from dnsse.engine.runner import ExecutionResult
 from dnsse.campaign.campaign import Campaign
 from dnsse.search.dfs import DfsStrategy
 from dnsse.search.dfs_slice import SliceLimits, run_slice
-from dnsse.campaign.settings import config_from_settings
 from dnsse.campaign.local_worker import Send, exit_worker, serve
-from dnsse.campaign.worker_pool import POLL_S
-from dnsse.campaign.worker_reports import execution_report, new_arcs
+from dnsse.campaign.worker_processes import POLL_S
+from dnsse.campaign.worker_campaign import FirstSight, rebuilt
+from dnsse.campaign.worker_reports import new_arcs, semantics_of
 
 # What the parent puts in a worker's inbox besides units: end the slice after the running execution.
 YIELD = "yield"
@@ -54,7 +54,8 @@ class _Slices:
         self.unfit = False
         self.yielded = False
         self._reported: dict = {}
-        self._shrunk: set[tuple[str, str]] = set()
+        # Before minimizing: the parent holds the bug as found should minimizing kill this process.
+        self._sight = FirstSight(campaign, found=lambda report: send("found", **report))
 
     def execute(self, search: DfsStrategy, number: int) -> ExecutionResult:
         campaign = self.campaign
@@ -64,16 +65,12 @@ class _Slices:
             result = campaign.execute(self.recorder.wrap(search.chooser_for(number)))
         finally:
             self.recorder.end()
-        shown = result
-        if result.bug is not None and result.bug.signature() not in self._shrunk and not is_exhausted(result.bug):
-            self._shrunk.add(result.bug.signature())
-            self.send("found", **execution_report(self.ran, result))
-            shown = campaign.minimized(result, self.ran)
+        # Numbered by this process from 1 in its flight recorder, indexed from 0 in its reports.
         self.send(
             "execution",
-            **execution_report(self.ran, shown),
+            **self._sight.report(self.ran - 1, result),
             arcs=new_arcs(campaign.recorder, self._reported),
-            semantics=getattr(campaign.framework, "semantics", None),
+            semantics=semantics_of(campaign.framework),
         )
         if result.abandoned or is_exhausted(result.bug):
             self.unfit = True
@@ -88,8 +85,9 @@ class _Slices:
 
 def _explore(settings: dict, stop: ctypes.c_bool, inbox: Connection, send: Send) -> dict | None:
     """Explore the units the inbox brings; ``{}`` when a fresh process should take over (see serve)."""
-    config = config_from_settings(settings)
-    campaign = Campaign(config)
+    # The worker runs the dfs slices it is sent (below), not a strategy of its own.
+    campaign, _ = rebuilt(settings)
+    config = campaign.config
     recorder = FlightRecorder(Path(settings["flight"]), recorder_capacity(config.limits.max_steps))
     campaign.watch(recorder)
     campaign.flight = recorder

@@ -31,14 +31,14 @@ from dnsse.engine.flight import FlightRecorder, recorder_capacity
 from dnsse.engine.memory import is_exhausted
 from dnsse.engine.target import LoadedTarget
 from dnsse.errors import BadInput, EngineFailure
-from dnsse.campaign.campaign import Campaign, CampaignConfig, advisor_setup, watch_for
-from dnsse.campaign.settings import campaign_settings, config_from_settings
+from dnsse.campaign.config import CampaignConfig
+from dnsse.campaign.settings import campaign_settings
 from dnsse.search.corpus_share import Sharing, round_of
 from dnsse.campaign.local_progress import learnt_of, restore_learnt
 from dnsse.campaign.local_rounds import RoundWorker
-from dnsse.search.registry import make_strategy
+from dnsse.campaign.worker_campaign import FirstSight, rebuilt
 from dnsse.campaign.worker_death import WorkerFiles
-from dnsse.campaign.worker_reports import execution_report, new_arcs
+from dnsse.campaign.worker_reports import new_arcs, semantics_of
 
 Send = Callable[..., None]
 
@@ -80,11 +80,11 @@ def worker_settings(
 
 def worker_main(settings_text: str, pipe: Connection, stop: ctypes.c_bool) -> None:
     """A worker process of a parallel campaign: its share of the executions, then its exit."""
-    _work(settings_text, pipe, stop)
+    run_worker(settings_text, pipe, stop)
     exit_worker(pipe)
 
 
-def _work(settings_text: str, pipe: Connection, stop: ctypes.c_bool) -> None:
+def run_worker(settings_text: str, pipe: Connection, stop: ctypes.c_bool) -> None:
     serve(settings_text, pipe, lambda settings, send: _run_share(settings, stop, send))
 
 
@@ -136,12 +136,8 @@ def exit_worker(pipe: Connection) -> None:
 def _run_share(settings: dict, stop: ctypes.c_bool, send: Send) -> dict | None:
     """Run and report executions; the index after which a fresh process should go on, if one should."""
     worker, workers, deadline = settings["worker"], settings["workers"], settings["deadline"]
-    config = config_from_settings(settings)
-    strategy = make_strategy(
-        config.strategy, config.seed, config.pct_depth, advisor=advisor_setup(config, worker, workers)
-    )
-    campaign = Campaign(config, feedback=strategy.wants_feedback)
-    watch_for(campaign, strategy)
+    campaign, strategy = rebuilt(settings, worker, workers)
+    config = campaign.config
     recorder = None
     if settings["flight"] is not None:
         recorder = FlightRecorder(Path(settings["flight"]), recorder_capacity(config.limits.max_steps))
@@ -149,7 +145,8 @@ def _run_share(settings: dict, stop: ctypes.c_bool, send: Send) -> dict | None:
         campaign.flight = recorder
     parent = multiprocessing.parent_process()
     reported: dict[str, set[Arc]] = {}
-    shrunk: set[tuple[str, str]] = set()
+    # Before minimizing: the parent holds the bug as found should minimizing kill this process.
+    sight = FirstSight(campaign, found=lambda report: send("found", **report))
     sharing = Sharing.of(strategy, campaign.coverage_map, worker, workers) if settings["rounds"] else None
     rounds = RoundWorker(Path(settings["rounds"]), sharing, settings["applied"]) if sharing is not None else None
     if rounds is not None:
@@ -189,22 +186,15 @@ def _run_share(settings: dict, stop: ctypes.c_bool, send: Send) -> dict | None:
                 if recorder is not None:
                     recorder.end()
             strategy.observe(result)
-            shown = result
-            if result.bug is not None and result.bug.signature() not in shrunk and not is_exhausted(result.bug):
-                # Minimizing tries other schedules and values, which may kill this process:
-                # the parent holds the bug as found until the minimized one arrives.
-                shrunk.add(result.bug.signature())
-                send("found", **execution_report(index, result))
-                shown = campaign.minimized(result, index + 1)
             send(
                 "execution",
-                **execution_report(index, shown),
+                **sight.report(index, result),
                 arcs=new_arcs(campaign.recorder, reported),
                 process=os.getpid(),
                 notes=strategy.notes(),
                 engines=strategy.engine_report(),
                 advisor=strategy.advisor_report(),
-                semantics=getattr(campaign.framework, "semantics", None),
+                semantics=semantics_of(campaign.framework),
             )
             if result.abandoned or is_exhausted(result.bug):
                 # Threads that would not stop slow every later execution, and the allocator may keep

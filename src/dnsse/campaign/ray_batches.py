@@ -29,99 +29,45 @@ every node, as with a shared file system.
 
 from __future__ import annotations
 
-import dataclasses
 import json
-import logging
 import time
-from pathlib import Path
-from typing import Callable
+from types import ModuleType
 
-import dnsse
-from dnsse.coverage.arcs import ArcRecorder
-from dnsse.coverage.recorder import arc_recorder
-from dnsse.engine.memory import is_exhausted
-from dnsse.engine.runner import ExecutionResult
-from dnsse.engine.target import LoadedTarget
-from dnsse.errors import BadInput
-from dnsse.frameworks.base import Framework
-from dnsse.campaign.campaign import (
-    Campaign,
-    CampaignConfig,
-    CampaignResult,
-    FoundBug,
-    advisor_setup,
-    prepared_campaign,
-)
-from dnsse.campaign.settings import campaign_settings, config_from_settings
-from dnsse.campaign.control import CampaignControl
+from dnsse.campaign.config import CampaignResult
+from dnsse.campaign.executor import CampaignRun
 from dnsse.campaign.ray_progress import resumed_at, save_on_ray
-from dnsse.search.registry import make_strategy
-from dnsse.search.strategy import Division, Strategy
-from dnsse.campaign.worker_reports import execution_report, merge_reported_arcs, result_from_report
-from dnsse.campaign.worker_totals import WorkerTotals
+from dnsse.campaign.ray_workers import WAIT_S, arcs_of, campaign_for, connect, task_settings, timed
+from dnsse.campaign.worker_campaign import FirstSight, strategy_for
+from dnsse.campaign.worker_reports import semantics_of
 
 # Executions per task: enough to pay for a task's overhead, few enough to stop soon after a bug.
 BATCH = 16
 # Batches in flight per worker, so that no worker waits for the driver.
 IN_FLIGHT_PER_WORKER = 2
-# How long the driver waits for a task before it looks for a stop signal.
-WAIT_S = 0.5
 
 
-def run_on_ray(
-    config: CampaignConfig,
-    strategy: Strategy,
-    on_bug: Callable[[FoundBug], None] | None = None,
-    on_start: Callable[[LoadedTarget, Framework], None] | None = None,
-    on_execution: Callable[[int, ExecutionResult, ArcRecorder | None], None] | None = None,
-    control: CampaignControl | None = None,
-) -> CampaignResult:
-    """The campaign of :func:`~dnsse.campaign.campaign.run_campaign`, its executions run as Ray tasks.
+def run_batches(ray: ModuleType, run: CampaignRun) -> CampaignResult:
+    """The campaign's executions in batches of Ray tasks, taken in index order.
 
     ``control``'s stop signal stops the campaign at the next batch; its
     state is saved for ``--resume`` (see dnsse.campaign.ray_progress).
     """
-    try:
-        import ray
-    except ImportError:
-        raise BadInput("--ray-address needs Ray installed in this environment (pip install ray)") from None
-    if strategy.division in (Division.TREE, Division.ONE_PROCESS):
-        if strategy.division is Division.ONE_PROCESS:
-            raise BadInput(
-                f"the {strategy.name} search runs in one process: a Ray cluster divides only the dfs search; "
-                f"leave --ray-address out for {strategy.name}"
-            )
-        # Imported here because the divided search is built on this module.
-        from dnsse.campaign.ray_dfs import run_dfs_on_ray
-
-        return run_dfs_on_ray(ray, config, on_bug, on_start, on_execution, control)
-    if strategy.division is Division.ROUNDS:
-        if control is not None and control.resume is not None:
-            raise BadInput(
-                f"--resume on a Ray cluster continues batch strategies and dfs, not {strategy.name}, whose actors' "
-                "rounds are not saved: run the campaign again, or resume it on this machine with --workers"
-            )
-        # Imported here because the divided search is built on this module.
-        from dnsse.campaign.ray_rounds import run_directed_on_ray
-
-        return run_directed_on_ray(ray, config, strategy, on_bug, on_start, on_execution)
-    campaign = prepared_campaign(config, on_bug, on_start, feedback=strategy.wants_feedback)
-    control = control if control is not None else CampaignControl(config.out, saving=False)
+    config, strategy, control = run.config, run.strategy, run.control
+    campaign = run.prepared()
     # Before joining the cluster: a saved state of another campaign is refused at once.
     next_index = resumed_at(control, campaign, strategy.name)
-    workers = _connect(ray, config)
+    workers = connect(ray, config)
     # No retry by Ray: a batch whose worker the program killed is run again contained (see ray_contained).
-    task = ray.remote(num_cpus=1, max_retries=0)(_run_batch)
-    contained = ray.remote(num_cpus=1, max_retries=0)(_contained_batch)
-    settings = _settings(config, campaign.target)
+    task = ray.remote(num_cpus=1, max_retries=0)(batch_task)
+    contained = ray.remote(num_cpus=1, max_retries=0)(contained_batch_task)
+    settings = task_settings(config, campaign.target)
     calls = CallBudget(config.advisor.max_calls if config.advisor is not None else 0, workers * IN_FLIGHT_PER_WORKER)
-    totals = WorkerTotals()
+    intake = run.intake(campaign, executions=next_index)
     budget = config.budget
     flying: dict[object, int] = {}  # task ref -> first index of its batch
     sizes: dict[int, int] = {}  # first index -> size of its batch
     finished: dict[int, list[dict]] = {}  # first index -> reports, until their turn comes
     turn = next_index  # the first index not yet taken in order
-    executions = next_index
     stopped = False
     try:
         while True:
@@ -147,60 +93,25 @@ def run_on_ray(
                 flying[contained.remote(settings, first, sizes[first])] = first
                 continue
             if finished[first]:
-                adopt_semantics(campaign, finished[first][-1])
-                totals.update(first, finished[first][-1])
+                # Each batch is a process of its own here: its strategy's counts add up with the others'.
+                intake.totals.update(first, finished[first][-1])
                 calls.spent(first, finished[first][-1].get("advisor"))
             while turn in finished and not stopped:
                 reports = finished.pop(turn)
                 turn += len(reports)
                 for report in reports:
-                    executions += 1
-                    if take_report(campaign, report, on_execution):
+                    if intake.take_report(report["index"] + 1, report):
                         stopped = True
                         break
             if stopped:
                 break
             if control.due(campaign):
-                save_on_ray(control, campaign, strategy.name, executions)
+                save_on_ray(control, campaign, strategy.name, intake.executions)
     finally:
         for ref in flying:
             ray.cancel(ref)
-    control.finish(lambda: save_on_ray(control, campaign, strategy.name, executions))
-    result = campaign.result(strategy.name, executions, engines=totals.engines(), search=totals.notes())
-    result.advisor = totals.advisor()
-    result.interrupted = control.stop_signal
-    return result
-
-
-def take_report(
-    campaign: Campaign,
-    report: dict,
-    on_execution: Callable[[int, ExecutionResult, ArcRecorder | None], None] | None,
-) -> bool:
-    """One execution a task reported, seen and its bug recorded; whether the campaign stops there."""
-    result = result_from_report(report)
-    merge_reported_arcs(campaign.recorder, report["arcs"])
-    if on_execution is not None:
-        on_execution(report["index"] + 1, result, campaign.recorder)
-    keep_going = campaign.config.keep_going
-    if result.inconclusive is not None:
-        campaign.record(result, report["index"] + 1)
-        return not keep_going
-    if result.rejected is not None:
-        campaign.record(result, report["index"] + 1)  # counted, never a bug
-        return False
-    if result.bug is not None:
-        with campaign.framework.activate():
-            # A task minimized its bug (``minimized``): a run of the program may kill the process it runs in.
-            # A crash is not run again here at all: it would kill this process too.
-            # A batch run again contained (``contained``) comes from a program that kills processes:
-            # its bugs are not minimized here either, since minimizing runs other schedules.
-            crashed = bool(report.get("crashed"))
-            smaller = result_from_report(report["minimized"]) if "minimized" in report else result
-            shrink = not crashed and "minimized" not in report and not report.get("contained")
-            campaign.record(smaller, report["index"] + 1, shrink=shrink, rerunnable=not crashed)
-        return bool(campaign.found) and not keep_going
-    return False
+    control.finish(lambda: save_on_ray(control, campaign, strategy.name, intake.executions))
+    return run.result(campaign, intake)
 
 
 class CallBudget:
@@ -230,130 +141,45 @@ class CallBudget:
         self.left += max(0, handed - model["calls"] - model["cache_hits"])
 
 
-def _connect(ray: object, config: CampaignConfig) -> int:
-    """Join the cluster at ``config.ray_address``; the number of workers to keep busy."""
-    try:
-        if not ray.is_initialized():  # type: ignore[attr-defined]
-            ray.init(  # type: ignore[attr-defined]
-                address=config.ray_address,
-                log_to_driver=False,
-                logging_level=logging.ERROR,
-                runtime_env={"py_modules": [str(Path(dnsse.__file__).parent)]},
-            )
-    except Exception as error:  # noqa: BLE001 - whatever Ray says, the user must fix the address or cluster
-        raise BadInput(
-            f"cannot join the Ray cluster at {config.ray_address!r}: {type(error).__name__}: {error}. "
-            "Give the address `ray start --head` printed (HOST:PORT), or auto for the cluster of this machine"
-        ) from None
-    if config.workers > 1:
-        return config.workers
-    return max(1, int(ray.cluster_resources().get("CPU", 1)))  # type: ignore[attr-defined]
-
-
-def _settings(config: CampaignConfig, target: LoadedTarget) -> str:
-    # A Ray worker's output reaches no one: it is captured, and shown with the bug it goes with.
-    return json.dumps({**campaign_settings(config, target), "show_output": False})
-
-
-# A worker process keeps the campaign it loaded for the next batches of the same settings.
-_loaded: dict[str, Campaign] = {}
-
-
-def campaign_for(settings_text: str) -> Campaign:
-    """The campaign of these settings, loaded once per worker process, with a fresh arc recorder."""
-    campaign = _loaded.get(settings_text)
-    if campaign is None:
-        config = config_from_settings(json.loads(settings_text))
-        campaign = Campaign(config, feedback=make_strategy(config.strategy, config.seed, config.pct_depth).wants_feedback)
-        with campaign.framework.activate():
-            campaign.prepare()
-        _loaded.clear()
-        _loaded[settings_text] = campaign
-    if campaign.recorder is not None:
-        campaign.recorder = arc_recorder(campaign.target.source_files)  # each task reports its own arcs
-        if campaign.coverage_map is not None:
-            campaign.coverage_map.recorder = campaign.recorder
-    return campaign
-
-
-def reported(
-    campaign: Campaign, index: int, result: ExecutionResult, elapsed_s: float, shrunk: set[tuple[str, str]]
-) -> dict:
-    """Execution ``index`` as a task returns it, with its bug minimized (``minimized``) the first time the task sees it.
-
-    Tasks minimize, not the driver: minimizing runs other schedules, which
-    may kill the process they run in, and a Ray worker that dies is run
-    again contained (see dnsse.campaign.ray_contained), unlike the driver.
-    The report itself stays the execution as it ran. The framework must be active.
-    """
-    report = report_of(index, result, elapsed_s)
-    if result.bug is not None and not is_exhausted(result.bug) and result.bug.signature() not in shrunk:
-        shrunk.add(result.bug.signature())
-        report["minimized"] = report_of(index, campaign.minimized(result, index + 1), elapsed_s)
-    return report
-
-
-def report_of(index: int, result: ExecutionResult, elapsed_s: float) -> dict:
-    """One execution as a task returns it: a worker process's report, timed by the task (arcs go with its last report)."""
-    return {**execution_report(index, result), "elapsed_s": elapsed_s, "arcs": {}}
-
-
-def semantics_of(campaign: Campaign) -> str | None:
-    """What a task's executions modelled (torch: "gloo" or "nccl"), for the driver's report."""
-    return getattr(campaign.framework, "semantics", None)
-
-
-def adopt_semantics(campaign: Campaign, last_report: dict) -> None:
-    """The driver's framework takes over what a task's executions modelled, so the report says it as without a cluster."""
-    adopt = getattr(campaign.framework, "adopt_semantics", None)
-    if adopt is not None and last_report.get("semantics") is not None:
-        adopt(last_report["semantics"])
-
-
-def arcs_of(campaign: Campaign) -> dict[str, list[list[int]]]:
-    """Every arc the task's recorder saw, as JSON lists."""
-    if campaign.recorder is None:
-        return {}
-    return {path: [list(arc) for arc in sorted(arcs)] for path, arcs in campaign.recorder.arcs.items()}
-
-
-def _contained_batch(settings_text: str, first: int, size: int) -> str:
+def contained_batch_task(settings_text: str, first: int, size: int) -> str:
     """The body of a Ray task that runs a batch whose worker died (see dnsse.campaign.ray_contained)."""
     from dnsse.campaign.ray_contained import run_batch_contained
 
     return run_batch_contained(settings_text, first, size)
 
 
-def _run_batch(settings_text: str, first: int, size: int, model_calls: int = 0) -> str:
+def batch_task(settings_text: str, first: int, size: int, model_calls: int = 0) -> str:
     """The body of a Ray task: executions ``first .. first+size-1``, as a JSON list of reports.
 
     The advisor of llm and hybrid asks the model (if one is set) at most
     ``model_calls`` times. The last report carries the strategy's counts.
     """
     campaign = campaign_for(settings_text)
-    config = campaign.config
-    setup = advisor_setup(config)
-    if setup.model is not None:
-        setup = dataclasses.replace(setup, model=dataclasses.replace(setup.model, max_calls=model_calls))
-    strategy = make_strategy(config.strategy, config.seed, config.pct_depth, advisor=setup)
+    strategy = strategy_for(campaign.config, model_calls=model_calls)
     monitors = list(strategy.monitors)
     for monitor in monitors:
         campaign.watch(monitor)
     reports = []
-    shrunk: set[tuple[str, str]] = set()
+    # Tasks minimize, not the driver: minimizing runs other schedules, which may kill the process they run
+    # in, and a Ray worker that dies is run again contained (see dnsse.campaign.ray_contained), unlike the driver.
+    sight = FirstSight(campaign)
     try:
         with campaign.framework.activate():
             for index in range(first, first + size):
                 started = time.perf_counter()
                 result = campaign.execute(strategy.chooser_for(index))
                 strategy.observe(result)
-                reports.append(reported(campaign, index, result, time.perf_counter() - started, shrunk))
+                reports.append(timed(sight.report(index, result), time.perf_counter() - started))
     finally:
         for monitor in monitors:
             campaign.unwatch(monitor)
     strategy.close()
     if reports:
         reports[-1].update(
-            arcs=arcs_of(campaign), semantics=semantics_of(campaign), notes=strategy.notes(), engines=strategy.engine_report(), advisor=strategy.advisor_report()
+            arcs=arcs_of(campaign),
+            semantics=semantics_of(campaign.framework),
+            notes=strategy.notes(),
+            engines=strategy.engine_report(),
+            advisor=strategy.advisor_report(),
         )
     return json.dumps(reports)

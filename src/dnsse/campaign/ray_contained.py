@@ -6,7 +6,7 @@ process (``os._exit``, a segfault, a fatal signal) kills that Ray worker,
 and Ray only tells the driver that the worker died: not in which execution,
 nor with which choices. The driver then runs the work again here, on any
 node: its executions run in a child process with a flight recorder, as the
-workers of ``--workers`` do (:mod:`dnsse.campaign.worker_pool`), so the
+workers of ``--workers`` do (:mod:`dnsse.campaign.worker_processes`), so the
 execution that kills the child comes back as a ``crash`` report
 (``crashed``: the driver must not run it) with the choices that replay it,
 and a fresh child goes on after it. The Ray worker itself never dies.
@@ -33,9 +33,9 @@ from dnsse.errors import BadInput
 from dnsse.search.corpus_share import ROUND
 from dnsse.campaign.local_worker import worker_main, worker_settings
 from dnsse.campaign.local_rounds import write_round
-from dnsse.campaign.ray_batches import campaign_for, report_of
+from dnsse.campaign.ray_workers import campaign_for, report_of
 from dnsse.campaign.worker_death import MAX_DEATHS_WITHOUT_PROGRESS, death_message
-from dnsse.campaign.worker_pool import POLL_S, WorkerPool
+from dnsse.campaign.worker_processes import POLL_S, WorkerProcesses
 from dnsse.campaign.worker_reports import worker_failure
 
 
@@ -43,7 +43,7 @@ from dnsse.campaign.worker_reports import worker_failure
 class Child:
     """The one child process (slot 0 of ``pool``) that runs the work; its death read as a crash report."""
 
-    pool: WorkerPool
+    pool: WorkerProcesses
     source: str
     pinned: dict
     deaths: int = 0  # deaths in a row outside any execution
@@ -89,7 +89,7 @@ def run_batch_contained(settings_text: str, first: int, size: int) -> str:
     # Nothing is minimized: neither here nor, for these reports (``contained``), in the driver,
     # because minimizing runs other schedules of a program known to kill its process.
     config = dataclasses.replace(campaign.config, budget=first + size, workers=1, minimize=False)
-    pool = WorkerPool(
+    pool = WorkerProcesses(
         worker_main, lambda worker, start, files: worker_settings(config, campaign.target, 0, 1, None, start, files)
     )
     child = Child(pool, campaign.target.spec.path.name, dict(campaign.pinned))
@@ -133,7 +133,7 @@ def run_slice_contained(settings_text: str, prefix: list[dict], size: int) -> st
 
     campaign = campaign_for(settings_text)
     config = dataclasses.replace(campaign.config, workers=1, minimize=False)
-    pool = WorkerPool(
+    pool = WorkerProcesses(
         dfs_worker_main,
         lambda worker, start, files: worker_settings(config, campaign.target, 0, 1, None, start, files),
         inbox=True,
@@ -178,7 +178,7 @@ class ContainedShardWorker:
         )
         self.budget = config.budget
         self.worker, self.workers = worker, workers
-        self.pool = WorkerPool(
+        self.pool = WorkerProcesses(
             worker_main,
             lambda _, start, files: worker_settings(config, campaign.target, worker, workers, None, start, files),
         )

@@ -27,49 +27,30 @@ from __future__ import annotations
 import contextlib
 import json
 import time
-from typing import Callable
+from types import ModuleType
 
-from dnsse.coverage.arcs import Arc, ArcRecorder
-from dnsse.engine.runner import ExecutionResult
-from dnsse.engine.target import LoadedTarget
-from dnsse.errors import BadInput
-from dnsse.frameworks.base import Framework
-from dnsse.campaign.campaign import (
-    Campaign,
-    CampaignConfig,
-    CampaignResult,
-    FoundBug,
-    advisor_setup,
-    prepared_campaign,
-    watch_for,
-)
-from dnsse.campaign.settings import config_from_settings
-from dnsse.search.corpus_share import ROUND, Merger, Sharing
+from dnsse.campaign.config import CampaignResult
+from dnsse.campaign.executor import CampaignRun
 from dnsse.campaign.ray_contained import ContainedShardWorker
-from dnsse.campaign.ray_batches import _connect, _settings, adopt_semantics, reported, semantics_of, take_report
-from dnsse.search.registry import make_strategy
-from dnsse.search.strategy import Strategy
-from dnsse.campaign.worker_reports import new_arcs
-from dnsse.campaign.worker_totals import WorkerTotals
+from dnsse.campaign.ray_workers import connect, task_settings, timed
+from dnsse.campaign.worker_campaign import FirstSight, rebuilt
+from dnsse.campaign.worker_reports import adopt_semantics, new_arcs, semantics_of
+from dnsse.coverage.arcs import Arc
+from dnsse.errors import BadInput
+from dnsse.search.corpus_share import ROUND, Merger, Sharing
 
 # How long a contained worker may take to stop its child and remove its files when the campaign ends.
 CLOSE_S = 10.0
 
 
-def run_directed_on_ray(
-    ray: object,
-    config: CampaignConfig,
-    strategy: Strategy,
-    on_bug: Callable[[FoundBug], None] | None = None,
-    on_start: Callable[[LoadedTarget, Framework], None] | None = None,
-    on_execution: Callable[[int, ExecutionResult, ArcRecorder | None], None] | None = None,
-) -> CampaignResult:
-    """The directed campaign of :func:`~dnsse.campaign.campaign.run_campaign`, its workers Ray actors."""
-    campaign = prepared_campaign(config, on_bug, on_start, feedback=strategy.wants_feedback)
-    workers = _connect(ray, config)
+def run_rounds(ray: ModuleType, run: CampaignRun) -> CampaignResult:
+    """The directed campaign, its workers Ray actors that merge what they learnt in rounds."""
+    config = run.config
+    campaign = run.prepared()
+    workers = connect(ray, config)
     if config.budget is not None:
         workers = min(workers, config.budget)
-    settings = _settings(config, campaign.target)
+    settings = task_settings(config, campaign.target)
     # Ray restarts no actor: one that died is replaced by a contained one (see ray_contained).
     actor_class = ray.remote(num_cpus=1, max_restarts=0)(ShardWorker)  # type: ignore[attr-defined]
     contained_class = ray.remote(num_cpus=1, max_restarts=0)(ContainedShardWorker)  # type: ignore[attr-defined]
@@ -77,13 +58,12 @@ def run_directed_on_ray(
     contained: set[int] = set()  # the workers whose actor died, now contained
     merger = Merger()
     merges: list[str] = []  # every merge so far, for a replacement to start from
-    totals = WorkerTotals()
+    intake = run.intake(campaign)
     answers: list[dict] = []
-    executions = 0
     number = 0
     try:
         while config.budget is None or number * ROUND * workers < config.budget:
-            if campaign.out_of_time():
+            if campaign.out_of_time() or run.control.stop_signal is not None:
                 break
             # The previous round is merged only when another follows, as worker processes merge.
             merged = json.dumps(merger.merge([answer["learnt"] for answer in answers])) if answers else None
@@ -104,15 +84,14 @@ def run_directed_on_ray(
                 answers.append(answer)
             stopped = False
             for report in sorted((r for answer in answers for r in answer["reports"]), key=lambda r: r["index"]):
-                executions += 1
-                if take_report(campaign, report, on_execution):
+                if intake.take_report(report["index"] + 1, report):
                     stopped = True
                     break
             for worker, answer in enumerate(answers):
-                adopt_semantics(campaign, answer)
+                adopt_semantics(campaign.framework, answer.get("semantics"))
                 # A contained worker's children count apart, each a process of its own.
                 for process, counts in answer.get("processes", [[worker, answer]]):
-                    totals.update((worker, process) if worker in contained else worker, counts)
+                    intake.totals.update((worker, process) if worker in contained else worker, counts)
             if stopped:
                 break
             number += 1
@@ -121,31 +100,24 @@ def run_directed_on_ray(
             ray.get([actors[worker].close.remote() for worker in contained], timeout=CLOSE_S)  # type: ignore[attr-defined]
         for actor in actors:
             ray.kill(actor)  # type: ignore[attr-defined]
-    search = {**totals.notes(), "merged_rounds": merger.merges, "shared_corpus_entries": merger.entries}
-    result = campaign.result(strategy.name, executions, engines=totals.engines(), search=search)
-    result.advisor = totals.advisor()
-    return result
+    return run.result(campaign, intake, search={"merged_rounds": merger.merges, "shared_corpus_entries": merger.entries})
 
 
 class ShardWorker:
     """A Ray actor: one worker of the divided search, its campaign and strategy kept between rounds."""
 
     def __init__(self, settings_text: str, worker: int, workers: int) -> None:
-        config = config_from_settings(json.loads(settings_text))
-        self.config = config
+        self.campaign, self.strategy = rebuilt(json.loads(settings_text), worker, workers)
+        self.config = self.campaign.config
         self.worker, self.workers = worker, workers
-        self.strategy = make_strategy(
-            config.strategy, config.seed, config.pct_depth, advisor=advisor_setup(config, worker, workers)
-        )
-        self.campaign = Campaign(config, feedback=True)
-        watch_for(self.campaign, self.strategy)
         with self.campaign.framework.activate():
             self.campaign.prepare()
         sharing = Sharing.of(self.strategy, self.campaign.coverage_map, worker, workers)
         assert sharing is not None, "only a strategy with a corpus is divided in rounds"
         self.sharing = sharing
         self.reported: dict[str, set[Arc]] = {}
-        self.shrunk: set[tuple[str, str]] = set()
+        # Minimized here, not in the driver: minimizing may kill the process it runs in.
+        self.sight = FirstSight(self.campaign)
 
     def run_round(self, number: int, merged: str | None) -> str:
         """Apply the previous round's merge, run this worker's executions of round ``number``; JSON."""
@@ -161,8 +133,7 @@ class ShardWorker:
                 started = time.perf_counter()
                 result = self.campaign.execute(self.strategy.chooser_for(index))
                 self.strategy.observe(result)
-                # Minimized here, not in the driver: minimizing may kill the process it runs in.
-                reports.append(reported(self.campaign, index, result, time.perf_counter() - started, self.shrunk))
+                reports.append(timed(self.sight.report(index, result), time.perf_counter() - started))
         if reports:
             reports[-1]["arcs"] = new_arcs(self.campaign.recorder, self.reported)
         return json.dumps(
@@ -172,6 +143,6 @@ class ShardWorker:
                 "notes": self.strategy.notes(),
                 "engines": self.strategy.engine_report(),
                 "advisor": self.strategy.advisor_report(),
-                "semantics": semantics_of(self.campaign),
+                "semantics": semantics_of(self.campaign.framework),
             }
         )

@@ -16,7 +16,7 @@ from dnsse.errors import BadInput, InconclusiveReplay, NotDeterministic
 from dnsse.campaign.confirm import ADVICE, same_bug, unreproduced
 from dnsse.campaign.relocation import locate
 from dnsse.campaign.trace import Trace, read_trace
-from dnsse.campaign.campaign import load, pin_inputs, preflight
+from dnsse.campaign.loading import load, pin_inputs, preflight
 from dnsse.spec.sources import load_suite
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from dnsse.advisor.settings import model_settings_from_json, model_settings_json
 from dnsse.engine.execution import Limits
 from dnsse.engine.target import LoadedTarget
-from dnsse.campaign.campaign import CampaignConfig
+from dnsse.campaign.config import CampaignConfig
 
 
 def campaign_settings(config: CampaignConfig, target: LoadedTarget) -> dict:

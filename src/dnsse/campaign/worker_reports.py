@@ -15,6 +15,7 @@ from dnsse.engine.inconclusive import Inconclusive
 from dnsse.engine.inputs import show_value
 from dnsse.engine.runner import ExecutionResult
 from dnsse.errors import BadInput, EngineFailure
+from dnsse.frameworks.base import Framework
 
 
 def execution_report(index: int, result: ExecutionResult) -> dict:
@@ -90,3 +91,15 @@ def worker_failure(worker: int, message: dict) -> BadInput | EngineFailure:
     if message["bad_input"]:
         return BadInput(message["error"])
     return EngineFailure(f"worker process {worker} failed with {message['error']}", message["traceback"])
+
+
+def semantics_of(framework: Framework) -> str | None:
+    """What a process's executions modelled (torch: "gloo" or "nccl"; None for other frameworks), for its reports."""
+    return getattr(framework, "semantics", None)
+
+
+def adopt_semantics(framework: Framework, semantics: str | None) -> None:
+    """The recording process's framework takes over what a worker's executions modelled, so its report says it."""
+    adopt = getattr(framework, "adopt_semantics", None)
+    if adopt is not None and semantics is not None:
+        adopt(semantics)

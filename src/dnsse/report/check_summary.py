@@ -12,7 +12,7 @@ import signal
 import sys
 
 from dnsse import exit_codes
-from dnsse.campaign.campaign import CampaignResult
+from dnsse.campaign.config import CampaignResult
 from dnsse.campaign.resume import state_path
 
 _ENGINE_BASICS = ("executions", "new_branches", "new_interleavings", "bugs", "first_bug_execution")

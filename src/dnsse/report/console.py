@@ -25,7 +25,7 @@ from dnsse.frameworks.base import Framework
 from dnsse.report.progress import ProgressLine
 from dnsse.report.story import Story, tell
 from dnsse.report.story_text import output_lines, story_lines
-from dnsse.campaign.campaign import CampaignResult, FoundBug
+from dnsse.campaign.config import CampaignResult, FoundBug
 
 
 class CheckConsole:

@@ -20,7 +20,7 @@ from dnsse.report.junit import junit_report
 from dnsse.report.sarif import sarif_report
 from dnsse.report.story import Story, tell
 from dnsse.report.summary import campaign_report
-from dnsse.campaign.campaign import CampaignResult
+from dnsse.campaign.config import CampaignResult
 
 CAMPAIGN_FILE = "campaign.json"
 

@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 from dnsse.report.console import indent, shell_path
 from dnsse.report.story import Story
 from dnsse.report.story_text import story_lines
-from dnsse.campaign.campaign import CampaignResult
+from dnsse.campaign.config import CampaignResult
 
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 

@@ -19,7 +19,7 @@ from dnsse.report.console import shell_path
 from dnsse.report.race import Race, find_race
 from dnsse.report.story import SourceLine, Story, StoryStep
 from dnsse.report.story_text import told_steps
-from dnsse.campaign.campaign import CampaignResult, FoundBug
+from dnsse.campaign.config import CampaignResult, FoundBug
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 SOURCE_ROOT = "%SRCROOT%"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import dnsse
 from dnsse.report.story import Story
-from dnsse.campaign.campaign import CampaignResult
+from dnsse.campaign.config import CampaignResult
 
 
 def campaign_report(result: CampaignResult, seed: int | None = None, stories: list[Story | None] | None = None) -> dict:

@@ -55,7 +55,7 @@ class Unit:
 
 
 @dataclass
-class _Shared:
+class SharedNode:
     node: _Node
     parent: int | None
     branch: int | None  # the parent's choice that leads here
@@ -68,7 +68,7 @@ class DfsShare:
 
     def __init__(self, bound: int | None) -> None:
         self.bound = bound
-        self.nodes: list[_Shared] = []
+        self.nodes: list[SharedNode] = []
         self.open: set[int] = set()  # shared nodes that may have a branch left
         self.flying: dict[int, Unit] = {}
         self.again: list[Unit] = []  # units given back whole, handed out before any other
@@ -158,7 +158,7 @@ class DfsShare:
                 else:
                     node.chosen -= 1
             ran = set(node.done) if isinstance(node, _AgentNode) else set()
-            self.nodes.append(_Shared(node, parent, branch, unit.depth + offset, ran))
+            self.nodes.append(SharedNode(node, parent, branch, unit.depth + offset, ran))
             self.open.add(len(self.nodes) - 1)
             parent, branch = len(self.nodes) - 1, data["chosen"]
 

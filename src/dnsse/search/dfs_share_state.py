@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from dnsse.coverage.arcs import arcs_as_json, restore_arcs
-from dnsse.search.dfs_share import DfsShare, Unit, _Shared
+from dnsse.search.dfs_share import DfsShare, Unit, SharedNode
 from dnsse.search.dfs_slice import node_from_json, node_to_json
 
 if TYPE_CHECKING:
@@ -66,7 +66,7 @@ def restore_share(share: DfsShare, state: dict) -> None:
     if bound != share.bound:
         raise ValueError(f"it was saved with the preemption bound {bound!r}, not {share.bound!r}")
     share.nodes = [
-        _Shared(node_from_json(node), _optional_int(parent), _optional_int(branch), int(depth), {int(a) for a in ran})
+        SharedNode(node_from_json(node), _optional_int(parent), _optional_int(branch), int(depth), {int(a) for a in ran})
         for node, parent, branch, depth, ran in state["nodes"]
     ]
     share.open = {int(index) for index in state["open"]}

@@ -5,7 +5,7 @@ corpus entry chosen by the power schedule and edits it with one mutation
 (:mod:`dnsse.search.mutations`): a new input value, a splice, a reversed
 race, a moved preemption (which may also let a timed wait expire: that is a
 scheduling choice), another message match or fault, or havoc. The edited sequence is followed by a
-:class:`~dnsse.search.directed.DirectedChooser` and finished at random. An
+:class:`~dnsse.search.planned.PlannedChooser` and finished at random. An
 execution that takes a new branch or orders a dependent pair in a new way
 joins the corpus and credits the entry it came from.
 
@@ -22,7 +22,7 @@ from dnsse.engine.choices import Chooser, ChoiceKind, FirstChooser
 from dnsse.engine.inputs import InputSlot
 from dnsse.engine.rejection import large_for
 from dnsse.search.corpus import Corpus, CorpusEntry, EngineStats, admit
-from dnsse.search.directed import DirectedChooser
+from dnsse.search.planned import PlannedChooser
 from dnsse.search.mutations import (
     Mutant,
     constant_mutants,
@@ -116,10 +116,10 @@ class FuzzStrategy(Strategy):
             self._parent = self.corpus.pick(rng)
             mutant = self.mutate(self._parent, rng)
         if mutant is None:
-            return DirectedChooser([], fallback, stand_in=self._concolic.input_value)
+            return PlannedChooser([], fallback, stand_in=self._concolic.input_value)
         # A moved preemption is a PCT change point: after it, no further preemption.
         finish: Chooser = FirstChooser() if mutant.operator == "move preemption" else fallback
-        return DirectedChooser(mutant.plan, finish, mutant.order, stand_in=self._concolic.input_value)
+        return PlannedChooser(mutant.plan, finish, mutant.order, stand_in=self._concolic.input_value)
 
     def mutate(self, entry: CorpusEntry, rng: random.Random) -> Mutant | None:
         """One mutation of ``entry``; which kind is drawn, and the next kind tried when one does not apply."""

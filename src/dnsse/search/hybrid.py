@@ -32,7 +32,7 @@ import math
 import random
 
 from dnsse.engine.choices import Chooser
-from dnsse.campaign.bug_family import bug_family
+from dnsse.search.bug_family import bug_family
 from dnsse.search.corpus import Corpus, EngineStats, admit
 from dnsse.search.fuzz import FuzzStrategy
 from dnsse.search.llm import AdvisorSetup, LlmStrategy
@@ -80,7 +80,7 @@ class HybridStrategy(Strategy):
         self._last: str | None = None
         # Whether the next execution after the probes is aimed work's turn (see select).
         self._aimed_turn = False
-        # The bugs found so far, by family (dnsse.campaign.bug_family): each is credited once.
+        # The bugs found so far, by family (dnsse.search.bug_family): each is credited once.
         self._bugs: set = set()
 
     def chooser_for(self, execution: int) -> Chooser:

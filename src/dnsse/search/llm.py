@@ -60,7 +60,7 @@ RECENT_RUNS = 8
 
 
 @dataclass
-class _Run:
+class RecentRun:
     """One execution, for the solver: its history, where the named steps lie in it, its other choices."""
 
     history: list[tuple[int, Operation]]
@@ -92,7 +92,7 @@ class LlmStrategy(Strategy):
         self._queue: list[tuple[float, int, Hint]] = []
         self.next_order = 0  # ties of priority go in the order hints were queued
         self._slots: list = []
-        self._recent: deque[_Run] = deque(maxlen=RECENT_RUNS)
+        self._recent: deque[RecentRun] = deque(maxlen=RECENT_RUNS)
         self._current: tuple[GuidedChooser, Hint | None] | None = None
         self._tries: Counter = Counter()  # hint -> executions it was tried in
         self._retries: list[Hint] = []  # hints that found no bug, to try again
@@ -195,7 +195,7 @@ class LlmStrategy(Strategy):
         self._learn_inputs(result)
         values = [(choice.kind, choice.index) for choice in result.choices if choice.kind != ChoiceKind.AGENT]
         self._recent.append(
-            _Run(
+            RecentRun(
                 list(result.history), list(result.created_at), self.log.steps, self.log.positions, values,
                 list(result.choices),
             )
@@ -270,7 +270,7 @@ class LlmStrategy(Strategy):
         return [next(indices, None) if slot.parameter.name == hint.name else None for slot in self._slots]
 
 
-def _positions(run: _Run, hint: OrderingHint) -> list[int] | None:
+def _positions(run: RecentRun, hint: OrderingHint) -> list[int] | None:
     """Where in ``run``'s history each operation of ``hint`` lies; ``None`` when one is missing."""
     positions = []
     for ref in hint.sequence:

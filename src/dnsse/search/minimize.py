@@ -53,7 +53,7 @@ from dnsse.search.finish import Finish
 Plan = list[Choice | None]
 
 
-class GuidedChooser:
+class ShrinkingChooser:
     """Follows a plan while the program asks what the plan recorded; defaults after.
 
     The default lets the current agent go on and takes the first value; an
@@ -87,7 +87,7 @@ class GuidedChooser:
         return choice.index
 
     def next_agent(self, runnable: Sequence[int], current: int | None, step: int) -> int:
-        raise TypeError("GuidedChooser needs the operations of runnable agents (wants_operations)")
+        raise TypeError("ShrinkingChooser needs the operations of runnable agents (wants_operations)")
 
     def next_agent_seeing(
         self,
@@ -116,7 +116,7 @@ class GuidedChooser:
 
 
 def minimize(
-    run: Callable[[GuidedChooser, Expected], ExecutionResult],
+    run: Callable[[ShrinkingChooser, Expected], ExecutionResult],
     choices: list[Choice],
     signature: tuple[str, str],
     max_attempts: int = 300,
@@ -151,7 +151,7 @@ def minimize(
         key = _key(plan)
         if key not in outcomes:
             attempts += 1
-            chooser = GuidedChooser(plan)
+            chooser = ShrinkingChooser(plan)
             result = run(chooser, Expected([c for c in plan[:trusted] if c is not None], complete=False))
             if result.divergence is not None:
                 raise NotDeterministic(result.divergence)

@@ -50,12 +50,12 @@ def advice_state(strategy: LlmStrategy) -> dict:
 
 def restore_advice(strategy: LlmStrategy, state: dict, rerun: Rerun) -> None:
     """Put ``state`` back into ``strategy``; ValueError, TypeError or KeyError when it is damaged."""
-    from dnsse.search.llm import _Run
+    from dnsse.search.llm import RecentRun
 
     strategy._recent.clear()
     for raw in _list(state["recent"]):
         strategy._recent.append(
-            _Run(
+            RecentRun(
                 history=[(int(agent), _operation(operation)) for agent, operation in raw["history"]],
                 created_at=[int(step) for step in raw["created_at"]],
                 steps=[_step(step) for step in raw["steps"]],

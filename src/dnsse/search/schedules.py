@@ -10,7 +10,7 @@ that proves it: a chain of steps that must each come before the next and
 that closes on itself.
 
 The order is a guide, not a promise: once a reordered race changes what the
-program does, later steps may differ. :class:`~dnsse.search.directed.DirectedChooser`
+program does, later steps may differ. :class:`~dnsse.search.planned.PlannedChooser`
 follows it while the run matches and lets another chooser finish.
 """
 

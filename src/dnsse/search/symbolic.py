@@ -29,7 +29,7 @@ import z3
 from dnsse.engine.choices import Choice, ChoiceKind, Chooser
 from dnsse.engine.inputs import InputSlot
 from dnsse.search.corpus import Corpus, EngineStats, admit
-from dnsse.search.directed import DirectedChooser
+from dnsse.search.planned import PlannedChooser
 from dnsse.search.mutations import input_positions
 from dnsse.search.random_walk import RandomChooser
 from dnsse.search.saved_learning import (
@@ -133,8 +133,8 @@ class SymbolicStrategy(Strategy):
             plan = self.corpus.pick(rng).choices
         else:
             self._defaults = True
-            return DirectedChooser([], DefaultInputs(rng.randrange(2**63)), stand_in=self._concolic.input_value)
-        return DirectedChooser(plan, fallback, stand_in=self._concolic.input_value)
+            return PlannedChooser([], DefaultInputs(rng.randrange(2**63)), stand_in=self._concolic.input_value)
+        return PlannedChooser(plan, fallback, stand_in=self._concolic.input_value)
 
     def observe(self, result) -> None:  # type: ignore[no-untyped-def]
         self._slots = result.slots

@@ -7,12 +7,12 @@ report of the executions it finished, and can corrupt no other worker's
 channel: a queue shared by all workers would be left locked by a writer that
 died holding its lock. For the same reason the stop flag is a byte of shared
 memory, read and written without a lock. A dead worker's pipe reads as
-closed; :meth:`WorkerPool.death` then says how it died and in which execution
-(see :mod:`dnsse.campaign.worker_death`), and :meth:`WorkerPool.start` puts a
+closed; :meth:`WorkerProcesses.death` then says how it died and in which execution
+(see :mod:`dnsse.campaign.worker_death`), and :meth:`WorkerProcesses.start` puts a
 fresh process in its place.
 
 A pool made with ``inbox=True`` also gives each worker a pipe of its own
-from the parent (:meth:`WorkerPool.send`), read only by that worker: a
+from the parent (:meth:`WorkerProcesses.send`), read only by that worker: a
 worker that dies takes nothing of another's with it.
 
 Workers are forked from a fork server (:mod:`dnsse.campaign.fork_server`),
@@ -48,7 +48,7 @@ REAP_S = 5.0
 Body = Callable[..., None]
 
 
-class WorkerPool:
+class WorkerProcesses:
     """Worker processes running ``body``; ``settings(worker, start, files)`` says what each one runs."""
 
     def __init__(self, body: Body, settings: Callable[[int, int, WorkerFiles], str], inbox: bool = False) -> None:

@@ -3,7 +3,7 @@
 ``fuzz``, ``symbolic`` and ``hybrid`` all run edited versions of earlier
 executions: a sequence with one input value changed, a prefix spliced onto
 another run, an order of steps with one race reversed. A
-:class:`DirectedChooser` answers from the plan while the program asks what
+:class:`PlannedChooser` answers from the plan while the program asks what
 the plan recorded; from the first choice that no longer fits (the edit
 changed the program's path), ``fallback`` answers, so every edit yields a
 complete run; it answers through :class:`~dnsse.search.finish.Finish`, so an
@@ -22,7 +22,7 @@ from dnsse.engine.operation import Operation
 from dnsse.search.finish import Finish
 
 
-class DirectedChooser:
+class PlannedChooser:
     wants_operations = True
 
     def __init__(
@@ -67,7 +67,7 @@ class DirectedChooser:
         return self.finish.next_value(kind, options) if index is None else index
 
     def next_agent(self, runnable: Sequence[int], current: int | None, step: int) -> int:
-        raise TypeError("DirectedChooser needs the operations of runnable agents (wants_operations)")
+        raise TypeError("PlannedChooser needs the operations of runnable agents (wants_operations)")
 
     def next_agent_seeing(
         self,
