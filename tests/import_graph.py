@@ -1,0 +1,252 @@
+"""The import graph of dnsse's own modules, and the circles in it.
+
+A circle of imports means no file of it can be read, tested or replaced on its
+own: each needs all the others loaded first, and which one Python finishes
+first depends on who imported the circle. The graph built here holds the
+imports that run when a module loads:
+
+- every import at module level (also inside a module-level ``if``/``try`` or a
+  class body), except those under ``if TYPE_CHECKING:``, which never run;
+- every import inside a function that has no comment saying why it is there.
+  A lazy import with a comment on its line, or on the line just before it, is
+  a deliberate break of a dependency and is left out.
+
+``python tests/import_graph.py`` prints the circles (strongly connected
+components of two or more modules) with the imports that make them;
+``--with-type-checking`` adds the imports made only for annotations and
+``--every-lazy-import`` the commented lazy ones too.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+SOURCE_ROOT = Path(__file__).resolve().parent.parent / "src"
+PACKAGE = "dnsse"
+
+
+@dataclass(frozen=True)
+class ImportEdge:
+    """One module importing another, and where (for a message a reader can follow)."""
+
+    importer: str
+    imported: str
+    line: int
+    lazy: bool
+
+
+def module_files(source_root: Path = SOURCE_ROOT, package: str = PACKAGE) -> dict[str, Path]:
+    """Every module of ``package`` under ``source_root``, by dotted name (a package by its own name)."""
+    modules: dict[str, Path] = {}
+    for path in sorted((source_root / package).rglob("*.py")):
+        parts = list(path.relative_to(source_root).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        modules[".".join(parts)] = path
+    return modules
+
+
+def _is_type_checking_test(test: ast.expr) -> bool:
+    if isinstance(test, ast.Name):
+        return test.id == "TYPE_CHECKING"
+    return isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+
+
+def _has_reason_comment(lines: list[str], lineno: int) -> bool:
+    """Whether the import on ``lineno`` (1-based) says why it is lazy: a comment on it or just above it."""
+    if "#" in lines[lineno - 1]:
+        return True
+    return lineno >= 2 and lines[lineno - 2].lstrip().startswith("#")
+
+
+def _absolute_base(module: str, is_package: bool, node: ast.ImportFrom) -> str:
+    if node.level == 0:
+        return node.module or ""
+    # A relative import counts from the importing module's package.
+    package_parts = module.split(".") if is_package else module.split(".")[:-1]
+    base_parts = package_parts[: len(package_parts) - (node.level - 1)]
+    if node.module:
+        base_parts.append(node.module)
+    return ".".join(base_parts)
+
+
+def _deepest_known(name: str, known: set[str]) -> str | None:
+    parts = name.split(".")
+    while parts:
+        candidate = ".".join(parts)
+        if candidate in known:
+            return candidate
+        parts.pop()
+    return None
+
+
+def _imported_modules(node: ast.Import | ast.ImportFrom, module: str, is_package: bool, known: set[str]) -> set[str]:
+    targets: set[str] = set()
+    if isinstance(node, ast.Import):
+        for alias in node.names:
+            found = _deepest_known(alias.name, known)
+            if found is not None:
+                targets.add(found)
+        return targets
+    base = _absolute_base(module, is_package, node)
+    for alias in node.names:
+        # ``from pkg import name`` loads the submodule pkg.name when there is one, else pkg itself.
+        submodule = f"{base}.{alias.name}"
+        found = submodule if submodule in known else _deepest_known(base, known)
+        if found is not None:
+            targets.add(found)
+    return targets
+
+
+class _ImportCollector(ast.NodeVisitor):
+    def __init__(
+        self, module: str, is_package: bool, lines: list[str], known: set[str], with_type_checking: bool, lazy_with_reason: bool
+    ) -> None:
+        self.module = module
+        self.with_type_checking = with_type_checking
+        self.lazy_with_reason = lazy_with_reason
+        self.is_package = is_package
+        self.lines = lines
+        self.known = known
+        self.function_depth = 0
+        self.edges: list[ImportEdge] = []
+
+    def visit_If(self, node: ast.If) -> None:
+        if _is_type_checking_test(node.test) and not self.with_type_checking:
+            for statement in node.orelse:
+                self.visit(statement)
+            return
+        self.generic_visit(node)
+
+    def _visit_function(self, node: ast.AST) -> None:
+        self.function_depth += 1
+        self.generic_visit(node)
+        self.function_depth -= 1
+
+    visit_FunctionDef = _visit_function
+    visit_AsyncFunctionDef = _visit_function
+    visit_Lambda = _visit_function
+
+    def _visit_import(self, node: ast.Import | ast.ImportFrom) -> None:
+        lazy = self.function_depth > 0
+        if lazy and not self.lazy_with_reason and _has_reason_comment(self.lines, node.lineno):
+            return
+        for imported in _imported_modules(node, self.module, self.is_package, self.known):
+            if imported != self.module:
+                self.edges.append(ImportEdge(self.module, imported, node.lineno, lazy))
+
+    visit_Import = _visit_import
+    visit_ImportFrom = _visit_import
+
+
+def import_edges(
+    source_root: Path = SOURCE_ROOT,
+    package: str = PACKAGE,
+    with_type_checking: bool = False,
+    lazy_with_reason: bool = False,
+) -> list[ImportEdge]:
+    """The imports between ``package``'s own modules that run when a module loads (see the module doc).
+
+    ``with_type_checking`` adds the imports made only for annotations: a circle through them
+    does not fail at run time, but it still means neither module can be understood alone.
+    ``lazy_with_reason`` adds the lazy imports that a comment explains as well: the strictest view,
+    for packages that need no such break at all.
+    """
+    files = module_files(source_root, package)
+    known = set(files)
+    edges: list[ImportEdge] = []
+    for module, path in files.items():
+        text = path.read_text(encoding="utf-8")
+        collector = _ImportCollector(module, path.name == "__init__.py", text.splitlines(), known, with_type_checking, lazy_with_reason)
+        collector.visit(ast.parse(text, filename=str(path)))
+        edges.extend(collector.edges)
+    return edges
+
+
+def strongly_connected_components(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Tarjan's algorithm, without recursion (a long chain of imports must not hit the recursion limit)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    components: list[list[str]] = []
+    counter = 0
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, successors = work[-1]
+            advanced = False
+            for successor in successors:
+                if successor not in index:
+                    index[successor] = low[successor] = counter
+                    counter += 1
+                    stack.append(successor)
+                    on_stack.add(successor)
+                    work.append((successor, iter(sorted(graph.get(successor, ())))))
+                    advanced = True
+                    break
+                if successor in on_stack:
+                    low[node] = min(low[node], index[successor])
+            if advanced:
+                continue
+            work.pop()
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                components.append(sorted(component))
+    return components
+
+
+def import_circles(edges: list[ImportEdge]) -> list[list[str]]:
+    """The circles of the graph: components of two or more modules, largest first."""
+    graph: dict[str, set[str]] = {}
+    for edge in edges:
+        graph.setdefault(edge.importer, set()).add(edge.imported)
+        graph.setdefault(edge.imported, set())
+    circles = [component for component in strongly_connected_components(graph) if len(component) > 1]
+    return sorted(circles, key=lambda component: (-len(component), component))
+
+
+def describe_circle(circle: list[str], edges: list[ImportEdge]) -> str:
+    """The circle's modules and the imports inside it, each with its line, so a reader sees what to cut."""
+    members = set(circle)
+    inside = sorted(
+        {(edge.importer, edge.imported, edge.line, edge.lazy) for edge in edges if edge.importer in members and edge.imported in members}
+    )
+    lines = [f"{len(circle)} modules: {', '.join(circle)}"]
+    for importer, imported, line, lazy in inside:
+        how = " (in a function, no comment saying why)" if lazy else ""
+        lines.append(f"    {importer}:{line} imports {imported}{how}")
+    return "\n".join(lines)
+
+
+def main(arguments: list[str]) -> int:
+    edges = import_edges(
+        with_type_checking="--with-type-checking" in arguments, lazy_with_reason="--every-lazy-import" in arguments
+    )
+    circles = import_circles(edges)
+    for circle in circles:
+        print(describe_circle(circle, edges))
+    print(f"{len(circles)} circle(s)")
+    return 1 if circles else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
