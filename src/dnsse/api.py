@@ -7,9 +7,9 @@ import inspect
 from typing import Callable, Sequence
 
 from dnsse.engine.execution import current_agent
+from dnsse.engine.input_rejected import InputRejected
 from dnsse.engine.inputs import Range, TensorSpec
 from dnsse.engine.operation import Access, Operation
-from dnsse.engine.rejection import InputRejected
 
 __all__ = ["emit", "Range", "TensorSpec", "test"]
 
