@@ -36,6 +36,8 @@ class ImportEdge:
     imported: str
     line: int
     lazy: bool
+    # For a lazy import: whether a comment on or just above it says why.
+    explained: bool = False
 
 
 def module_files(source_root: Path = SOURCE_ROOT, package: str = PACKAGE) -> dict[str, Path]:
@@ -132,11 +134,12 @@ class _ImportCollector(ast.NodeVisitor):
 
     def _visit_import(self, node: ast.Import | ast.ImportFrom) -> None:
         lazy = self.function_depth > 0
-        if lazy and not self.lazy_with_reason and _has_reason_comment(self.lines, node.lineno):
+        explained = lazy and _has_reason_comment(self.lines, node.lineno)
+        if explained and not self.lazy_with_reason:
             return
         for imported in _imported_modules(node, self.module, self.is_package, self.known):
             if imported != self.module:
-                self.edges.append(ImportEdge(self.module, imported, node.lineno, lazy))
+                self.edges.append(ImportEdge(self.module, imported, node.lineno, lazy, explained))
 
     visit_Import = _visit_import
     visit_ImportFrom = _visit_import
@@ -228,11 +231,15 @@ def describe_circle(circle: list[str], edges: list[ImportEdge]) -> str:
     """The circle's modules and the imports inside it, each with its line, so a reader sees what to cut."""
     members = set(circle)
     inside = sorted(
-        {(edge.importer, edge.imported, edge.line, edge.lazy) for edge in edges if edge.importer in members and edge.imported in members}
+        {
+            (edge.importer, edge.imported, edge.line, edge.lazy, edge.explained)
+            for edge in edges
+            if edge.importer in members and edge.imported in members
+        }
     )
     lines = [f"{len(circle)} modules: {', '.join(circle)}"]
-    for importer, imported, line, lazy in inside:
-        how = " (in a function, no comment saying why)" if lazy else ""
+    for importer, imported, line, lazy, explained in inside:
+        how = "" if not lazy else " (in a function, with its reason)" if explained else " (in a function, no comment saying why)"
         lines.append(f"    {importer}:{line} imports {imported}{how}")
     return "\n".join(lines)
 

@@ -6,6 +6,8 @@ comment saying why (tests/import_graph.py says exactly what counts).
 
 from __future__ import annotations
 
+import ast
+import importlib
 import textwrap
 from pathlib import Path
 
@@ -16,9 +18,13 @@ from import_graph import ImportEdge, import_circles, import_edges, module_files,
 # them must already be free of circles; drop a name from here once its package is ordered.
 BEING_REORGANISED = ("dnsse.search", "dnsse.campaign", "dnsse.cli", "dnsse.supervised", "dnsse.report")
 
-# Packages whose layers hold even for the imports made only for annotations and for every
-# lazy import: their files talk upward through small protocols, not through back-references.
-STRICTLY_LAYERED = ("dnsse.engine", "dnsse.advisor", "dnsse.frameworks.ray")
+# Packages whose layers hold even for the imports made only for annotations: their lower files
+# know the higher ones through small protocols, not through back-references.
+STRICTLY_LAYERED = ("dnsse.engine", "dnsse.advisor")
+RAY = "dnsse.frameworks.ray"
+RAY_MODULE = "dnsse.frameworks.ray.api"
+# The one file that may import the ``ray`` module: it installs it in sys.modules as ``ray``.
+RAY_MODULE_INSTALLER = "dnsse.frameworks.ray.modules"
 
 
 def _within(module: str, packages: tuple[str, ...]) -> bool:
@@ -48,22 +54,39 @@ def test_no_module_outside_the_packages_being_reorganised_is_in_an_import_circle
     assert circles == [], f"import circles (run `python tests/import_graph.py` for the lines):\n{_describe(circles)}"
 
 
-def test_engine_advisor_and_ray_have_no_circle_even_through_annotations_or_lazy_imports() -> None:
-    every_import = import_edges(with_type_checking=True, lazy_with_reason=True)
+def test_engine_and_advisor_have_no_circle_even_through_annotations() -> None:
+    every_import = import_edges(with_type_checking=True)
 
     for package in STRICTLY_LAYERED:
         circles = import_circles(_edges_among(every_import, keep=(package,)))
         assert circles == [], f"{package} is not layered:\n{_describe(circles)}"
 
 
-def test_the_ray_module_a_target_imports_is_imported_by_no_other_ray_file() -> None:
+def test_the_ray_module_a_target_imports_is_imported_by_no_part_of_the_ray_runtime() -> None:
     # ``import ray`` in a target gets dnsse.frameworks.ray.api: it sits on top of the runtime,
-    # so a change to the public surface can never reach down into how calls run.
+    # so the runtime never depends on the public surface, not even lazily or for annotations.
     every_import = import_edges(with_type_checking=True, lazy_with_reason=True)
 
-    importers = {edge.importer for edge in every_import if edge.imported == "dnsse.frameworks.ray.api"}
+    importers = {edge.importer for edge in every_import if edge.imported == RAY_MODULE}
 
-    assert sorted(module for module in importers if _within(module, ("dnsse.frameworks.ray",))) == []
+    assert sorted(module for module in importers if _within(module, (RAY,))) == [RAY_MODULE_INSTALLER]
+
+
+def test_the_ray_module_a_target_imports_only_gathers_names_from_the_runtime() -> None:
+    tree = ast.parse(module_files()[RAY_MODULE].read_text(encoding="utf-8"))
+
+    own_definitions = [
+        node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+    ]
+
+    assert own_definitions == []
+    assert all(name in vars(importlib.import_module(RAY_MODULE)) for name in importlib.import_module(RAY_MODULE).__all__)
+
+
+def test_the_ray_runtime_has_no_circle_but_its_explained_lazy_imports() -> None:
+    circles = import_circles(_edges_among(import_edges(), keep=(RAY,)))
+
+    assert circles == [], f"{RAY} is not layered:\n{_describe(circles)}"
 
 
 def test_every_module_in_a_reported_circle_reaches_every_other_and_none_outside_does() -> None:
