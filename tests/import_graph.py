@@ -20,9 +20,11 @@ components of two or more modules) with the imports that make them;
 from __future__ import annotations
 
 import ast
+import functools
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterable
 
 SOURCE_ROOT = Path(__file__).resolve().parent.parent / "src"
 PACKAGE = "dnsse"
@@ -38,6 +40,8 @@ class ImportEdge:
     lazy: bool
     # For a lazy import: whether a comment on or just above it says why.
     explained: bool = False
+    # Made under ``if TYPE_CHECKING:``: for annotations only, never run.
+    for_annotations: bool = False
 
 
 def module_files(source_root: Path = SOURCE_ROOT, package: str = PACKAGE) -> dict[str, Path]:
@@ -104,24 +108,25 @@ def _imported_modules(node: ast.Import | ast.ImportFrom, module: str, is_package
 
 
 class _ImportCollector(ast.NodeVisitor):
-    def __init__(
-        self, module: str, is_package: bool, lines: list[str], known: set[str], with_type_checking: bool, lazy_with_reason: bool
-    ) -> None:
+    def __init__(self, module: str, is_package: bool, lines: list[str], known: set[str]) -> None:
         self.module = module
-        self.with_type_checking = with_type_checking
-        self.lazy_with_reason = lazy_with_reason
         self.is_package = is_package
         self.lines = lines
         self.known = known
         self.function_depth = 0
+        self.type_checking_depth = 0
         self.edges: list[ImportEdge] = []
 
     def visit_If(self, node: ast.If) -> None:
-        if _is_type_checking_test(node.test) and not self.with_type_checking:
-            for statement in node.orelse:
-                self.visit(statement)
+        if not _is_type_checking_test(node.test):
+            self.generic_visit(node)
             return
-        self.generic_visit(node)
+        self.type_checking_depth += 1
+        for statement in node.body:
+            self.visit(statement)
+        self.type_checking_depth -= 1
+        for statement in node.orelse:
+            self.visit(statement)
 
     def _visit_function(self, node: ast.AST) -> None:
         self.function_depth += 1
@@ -135,14 +140,26 @@ class _ImportCollector(ast.NodeVisitor):
     def _visit_import(self, node: ast.Import | ast.ImportFrom) -> None:
         lazy = self.function_depth > 0
         explained = lazy and _has_reason_comment(self.lines, node.lineno)
-        if explained and not self.lazy_with_reason:
-            return
+        for_annotations = self.type_checking_depth > 0
         for imported in _imported_modules(node, self.module, self.is_package, self.known):
             if imported != self.module:
-                self.edges.append(ImportEdge(self.module, imported, node.lineno, lazy, explained))
+                self.edges.append(ImportEdge(self.module, imported, node.lineno, lazy, explained, for_annotations))
 
     visit_Import = _visit_import
     visit_ImportFrom = _visit_import
+
+
+@functools.lru_cache(maxsize=None)
+def _every_import(source_root: Path, package: str) -> tuple[ImportEdge, ...]:
+    files = module_files(source_root, package)
+    known = set(files)
+    edges: list[ImportEdge] = []
+    for module, path in files.items():
+        text = path.read_text(encoding="utf-8")
+        collector = _ImportCollector(module, path.name == "__init__.py", text.splitlines(), known)
+        collector.visit(ast.parse(text, filename=str(path)))
+        edges.extend(collector.edges)
+    return tuple(edges)
 
 
 def import_edges(
@@ -150,23 +167,18 @@ def import_edges(
     package: str = PACKAGE,
     with_type_checking: bool = False,
     lazy_with_reason: bool = False,
-) -> list[ImportEdge]:
+) -> tuple[ImportEdge, ...]:
     """The imports between ``package``'s own modules that run when a module loads (see the module doc).
 
     ``with_type_checking`` adds the imports made only for annotations: a circle through them
     does not fail at run time, but it still means neither module can be understood alone.
-    ``lazy_with_reason`` adds the lazy imports that a comment explains as well: the strictest view,
-    for packages that need no such break at all.
+    ``lazy_with_reason`` adds the lazy imports that a comment explains as well: the strictest view.
     """
-    files = module_files(source_root, package)
-    known = set(files)
-    edges: list[ImportEdge] = []
-    for module, path in files.items():
-        text = path.read_text(encoding="utf-8")
-        collector = _ImportCollector(module, path.name == "__init__.py", text.splitlines(), known, with_type_checking, lazy_with_reason)
-        collector.visit(ast.parse(text, filename=str(path)))
-        edges.extend(collector.edges)
-    return edges
+    return tuple(
+        edge
+        for edge in _every_import(source_root, package)
+        if (with_type_checking or not edge.for_annotations) and (lazy_with_reason or not edge.explained)
+    )
 
 
 def strongly_connected_components(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -217,7 +229,7 @@ def strongly_connected_components(graph: dict[str, set[str]]) -> list[list[str]]
     return components
 
 
-def import_circles(edges: list[ImportEdge]) -> list[list[str]]:
+def import_circles(edges: Iterable[ImportEdge]) -> list[list[str]]:
     """The circles of the graph: components of two or more modules, largest first."""
     graph: dict[str, set[str]] = {}
     for edge in edges:
@@ -227,7 +239,7 @@ def import_circles(edges: list[ImportEdge]) -> list[list[str]]:
     return sorted(circles, key=lambda component: (-len(component), component))
 
 
-def describe_circle(circle: list[str], edges: list[ImportEdge]) -> str:
+def describe_circle(circle: list[str], edges: Iterable[ImportEdge]) -> str:
     """The circle's modules and the imports inside it, each with its line, so a reader sees what to cut."""
     members = set(circle)
     inside = sorted(

@@ -31,7 +31,7 @@ def _within(module: str, packages: tuple[str, ...]) -> bool:
     return any(module == package or module.startswith(package + ".") for package in packages)
 
 
-def _edges_among(edges: list[ImportEdge], keep: tuple[str, ...], drop: tuple[str, ...] = ()) -> list[ImportEdge]:
+def _edges_among(edges: tuple[ImportEdge, ...], keep: tuple[str, ...], drop: tuple[str, ...] = ()) -> list[ImportEdge]:
     return [
         edge
         for edge in edges
