@@ -8,8 +8,9 @@ imports that run when a module loads:
 - every import at module level (also inside a module-level ``if``/``try`` or a
   class body), except those under ``if TYPE_CHECKING:``, which never run;
 - every import inside a function that has no comment saying why it is there.
-  A lazy import with a comment on its line, or on the line just before it, is
-  a deliberate break of a dependency and is left out.
+  A lazy import with a comment on its line, or on the line just before it (or
+  before the run of import lines it belongs to), is a deliberate break of a
+  dependency and is left out.
 
 ``python tests/import_graph.py`` prints the circles (strongly connected
 components of two or more modules) with the imports that make them;
@@ -61,11 +62,18 @@ def _is_type_checking_test(test: ast.expr) -> bool:
     return isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
 
 
-def _has_reason_comment(lines: list[str], lineno: int) -> bool:
-    """Whether the import on ``lineno`` (1-based) says why it is lazy: a comment on it or just above it."""
+def _has_reason_comment(lines: list[str], lineno: int, import_lines: set[int]) -> bool:
+    """Whether the import on ``lineno`` (1-based) says why it is lazy.
+
+    A comment on its line, or on the line just above it or above the run of
+    imports it ends (one comment may explain two lines that load together).
+    """
     if "#" in lines[lineno - 1]:
         return True
-    return lineno >= 2 and lines[lineno - 2].lstrip().startswith("#")
+    above = lineno - 1
+    while above in import_lines:
+        above -= 1
+    return above >= 1 and lines[above - 1].lstrip().startswith("#")
 
 
 def _absolute_base(module: str, is_package: bool, node: ast.ImportFrom) -> str:
@@ -116,6 +124,14 @@ class _ImportCollector(ast.NodeVisitor):
         self.function_depth = 0
         self.type_checking_depth = 0
         self.edges: list[ImportEdge] = []
+        # Every line that belongs to an import statement: a run of them shares the comment above it.
+        self.import_lines: set[int] = set()
+
+    def visit_Module(self, node: ast.Module) -> None:
+        for statement in ast.walk(node):
+            if isinstance(statement, (ast.Import, ast.ImportFrom)):
+                self.import_lines.update(range(statement.lineno, (statement.end_lineno or statement.lineno) + 1))
+        self.generic_visit(node)
 
     def visit_If(self, node: ast.If) -> None:
         if not _is_type_checking_test(node.test):
@@ -139,7 +155,7 @@ class _ImportCollector(ast.NodeVisitor):
 
     def _visit_import(self, node: ast.Import | ast.ImportFrom) -> None:
         lazy = self.function_depth > 0
-        explained = lazy and _has_reason_comment(self.lines, node.lineno)
+        explained = lazy and _has_reason_comment(self.lines, node.lineno, self.import_lines)
         for_annotations = self.type_checking_depth > 0
         for imported in _imported_modules(node, self.module, self.is_package, self.known):
             if imported != self.module:

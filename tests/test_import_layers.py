@@ -13,9 +13,10 @@ from pathlib import Path
 
 from import_graph import ImportEdge, import_circles, import_edges, module_files, strongly_connected_components
 
-# Packages being reorganised into dnsse.campaign: their circles (search <-> report, cli <->
-# supervised, the strategies through dnsse.testing) go with that move. Every module outside
-# them must already be free of circles; drop a name from here once its package is ordered.
+# Packages being reorganised into dnsse.campaign: the circles among their own files (the
+# campaign and its control, dfs and its saved state, the llm strategy and its saved advice, the
+# Ray cluster and its contained runs) go with that move. A circle that reaches any module
+# outside them fails; drop a name from here once its package is ordered.
 BEING_REORGANISED = ("dnsse.search", "dnsse.campaign", "dnsse.cli", "dnsse.supervised", "dnsse.report")
 
 # Packages whose layers hold even for the imports made only for annotations: their lower files
@@ -31,27 +32,20 @@ def _within(module: str, packages: tuple[str, ...]) -> bool:
     return any(module == package or module.startswith(package + ".") for package in packages)
 
 
-def _edges_among(edges: tuple[ImportEdge, ...], keep: tuple[str, ...], drop: tuple[str, ...] = ()) -> list[ImportEdge]:
-    return [
-        edge
-        for edge in edges
-        if _within(edge.importer, keep)
-        and _within(edge.imported, keep)
-        and not _within(edge.importer, drop)
-        and not _within(edge.imported, drop)
-    ]
+def _edges_among(edges: tuple[ImportEdge, ...], keep: tuple[str, ...]) -> list[ImportEdge]:
+    return [edge for edge in edges if _within(edge.importer, keep) and _within(edge.imported, keep)]
 
 
 def _describe(circles: list[list[str]]) -> str:
-    return "\n".join(" -> ".join(circle) for circle in circles)
+    return "\n".join("circle of " + ", ".join(circle) for circle in circles)
 
 
 def test_no_module_outside_the_packages_being_reorganised_is_in_an_import_circle() -> None:
-    edges = _edges_among(import_edges(), keep=("dnsse",), drop=BEING_REORGANISED)
+    circles = import_circles(import_edges())
 
-    circles = import_circles(edges)
+    outside = [circle for circle in circles if not all(_within(module, BEING_REORGANISED) for module in circle)]
 
-    assert circles == [], f"import circles (run `python tests/import_graph.py` for the lines):\n{_describe(circles)}"
+    assert outside == [], f"import circles (run `python tests/import_graph.py` for the lines):\n{_describe(outside)}"
 
 
 def test_engine_and_advisor_have_no_circle_even_through_annotations() -> None:
@@ -167,3 +161,15 @@ def test_a_lazy_import_makes_a_circle_unless_a_comment_says_why(tmp_path: Path) 
     assert import_circles(import_edges(without_reason, "pkg")) == circle
     assert import_circles(import_edges(with_reason, "pkg")) == []
     assert import_circles(import_edges(with_reason, "pkg", lazy_with_reason=True)) == circle
+
+
+def test_one_comment_explains_a_run_of_lazy_imports_but_not_one_after_other_code(tmp_path: Path) -> None:
+    run = "def later():\n    # a and b are built on low: loaded on first use.\n    from pkg import a\n    from pkg import b\n"
+    broken_run = "def later():\n    # a is built on low: loaded on first use.\n    from pkg import a\n    x = 1\n    from pkg import b\n"
+    uppers = {"a.py": "import pkg.low\n", "b.py": "import pkg.low\n"}
+
+    explained = _write_package(tmp_path / "a", {"__init__.py": "", "low.py": run, **uppers})
+    half_explained = _write_package(tmp_path / "b", {"__init__.py": "", "low.py": broken_run, **uppers})
+
+    assert import_circles(import_edges(explained, "pkg")) == []
+    assert import_circles(import_edges(half_explained, "pkg")) == [["pkg.b", "pkg.low"]]

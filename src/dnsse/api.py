@@ -79,6 +79,7 @@ def test(
     all, in one execution (``math.inf``: any agent may be descheduled for any
     time; see docs/time.md).
     """
+    # The search runs programs that call this API (dnsse.emit): loaded only where a test is declared.
     from dnsse.search.registry import DEFAULT
     from dnsse.testing import TestSettings, check_test, checked_settings
 
