@@ -14,13 +14,12 @@ from pathlib import Path
 import pytest
 
 from dnsse.engine import readiness
-from dnsse.engine.agent import Signal, ThreadAgent, Wait
+from dnsse.engine.agent import Signal, ThreadAgent, Wait, current_agent
 from dnsse.engine.bugs import BugKind
 from dnsse.engine.choices import FirstChooser
 from dnsse.engine.execution import Execution, Limits
 from dnsse.engine.operation import Operation
 from dnsse.engine.runner import ExecutionResult, run_execution
-from dnsse.engine.running import current_agent
 from dnsse.engine.target import LoadedTarget, TargetSpec
 from dnsse.search.registry import make_strategy
 from helpers import PROGRAMS

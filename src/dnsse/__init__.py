@@ -15,9 +15,9 @@ __all__ = ["Range", "TensorSpec", "assume", "emit", "test", "__version__"]
 
 
 def __getattr__(name: str) -> Any:
-    # Loaded on first use: every ``dnsse.*`` module imports this package first, and the API
-    # pulls in the engine, which a process that only supervises (``dnsse check``) never needs.
     if name in ("Range", "TensorSpec", "assume", "emit", "test"):
+        # Loaded on first use: every ``dnsse.*`` module imports this package first, and the API
+        # pulls in the engine, which a process that only supervises (``dnsse check``) never needs.
         import dnsse.api
 
         return getattr(dnsse.api, name)

@@ -7,9 +7,9 @@ import inspect
 from typing import Callable, Sequence
 
 from dnsse.engine.execution import current_agent
+from dnsse.engine.input_rejected import InputRejected
 from dnsse.engine.inputs import Range, TensorSpec
 from dnsse.engine.operation import Access, Operation
-from dnsse.engine.rejection import InputRejected
 
 __all__ = ["emit", "Range", "TensorSpec", "test"]
 
@@ -79,6 +79,7 @@ def test(
     all, in one execution (``math.inf``: any agent may be descheduled for any
     time; see docs/time.md).
     """
+    # The search runs programs that call this API (dnsse.emit): loaded only where a test is declared.
     from dnsse.search.registry import DEFAULT
     from dnsse.testing import TestSettings, check_test, checked_settings
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
 if TYPE_CHECKING:
-    from dnsse.advisor.summary import Step
+    from dnsse.advisor.step import Step
 
 _CALL = re.compile(r"^(?P<actor>.+#\d+)\.(?P<method>[A-Za-z_]\w*)#\d+$")
 # Steps of a call that hand something to the outside of the actor's process.

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable
 
-from dnsse.advisor.summary import Step
+from dnsse.advisor.step import Step
 
 if TYPE_CHECKING:
     from dnsse.engine.agent import Agent

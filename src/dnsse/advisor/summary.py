@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from dnsse.advisor.actor_calls import call_of, calls_in, class_of
+from dnsse.advisor.step import Step
 
 if TYPE_CHECKING:
     from dnsse.advisor.divergence import Divergence
@@ -25,23 +26,6 @@ if TYPE_CHECKING:
 
 
 MAX_STEPS_PER_OBJECT = 16
-
-
-@dataclass(frozen=True, slots=True)
-class Step:
-    """One step of one execution: who did what, to which objects, where."""
-
-    agent: str
-    kind: str
-    objects: tuple[tuple[str, str], ...]  # (object name, "read" | "write" | "sync")
-    location: str | None
-
-    def conflicts_with(self, other: Step) -> bool:
-        return any(
-            name == other_name and not (access == "read" and other_access == "read")
-            for name, access in self.objects
-            for other_name, other_access in other.objects
-        )
 
 
 @dataclass(frozen=True)

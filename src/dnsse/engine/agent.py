@@ -6,22 +6,77 @@ execution's agents share (:mod:`dnsse.engine.greenlet_host`); only the agent
 the scheduler picked runs, the others are parked on a lock or suspended. A :class:`StepAgent` is a small state machine
 (an async transfer, a message match) whose steps the scheduler runs inline,
 with no thread of its own, which keeps async operations cheap.
+
+An agent knows its execution only as an :class:`AgentHost`: the few questions
+an agent asks of the scheduler that runs it. The scheduler
+(:mod:`dnsse.engine.execution`) is built on agents, never the other way round.
+This module also keeps which agent runs on each OS thread
+(:func:`current_agent`) and :class:`ExecutionAborted`: both are needed the
+moment an agent starts, and living here they cost that start no import (one
+per agent was a measurable part of a short execution's cost).
 """
 
 from __future__ import annotations
 
 import _thread
+import os
 import sys
 from types import FrameType
-from typing import TYPE_CHECKING, Callable
+from typing import Callable, Protocol
 
 from dnsse.engine import agent_threads
 from dnsse.engine.operation import START, Operation
-from dnsse.engine.running import ExecutionAborted, set_current_agent
 from dnsse.engine.thread_frames import frame_of_thread
 
-if TYPE_CHECKING:
-    from dnsse.engine.execution import Execution
+_get_ident = _thread.get_ident
+
+
+class ExecutionAborted(BaseException):
+    """Unwinds an agent whose execution is over (a bug was found, or a limit hit).
+
+    A ``BaseException`` so that the program's own ``except Exception`` does not
+    swallow it.
+    """
+
+
+class ReadinessTable(Protocol):
+    """What an agent tells its execution's table of who can run (:class:`~dnsse.engine.readiness.Readiness`)."""
+
+    def changed(self, agent: Agent) -> None:
+        """``agent``'s wait changed: whether it can run must be asked again."""
+
+    def wake(self, sleepers: list[Agent]) -> None:
+        """The signal ``sleepers`` slept on fired: they can run again."""
+
+
+class AgentHost(Protocol):
+    """The execution an agent belongs to, as the agent sees it (:class:`~dnsse.engine.execution.Execution`).
+
+    Only what an agent itself asks: to be registered, to say its wait changed,
+    and how its body ended. Code that holds an agent and needs more of the
+    scheduler reaches it through the same object.
+    """
+
+    readiness: ReadinessTable
+    # Installs the program's tracer in an agent's thread as it starts; None when nothing traces.
+    trace_hook: Callable[[Callable | None], Callable] | None
+    # Called as a thread agent starts or resumes running, before the program's code.
+    on_resume: Callable[[ThreadAgent], None] | None
+
+    def register(self, agent: Agent) -> int:
+        """Add ``agent`` to the execution; its id."""
+
+    def check_abort(self) -> None:
+        """Raise :class:`ExecutionAborted` when the execution is over."""
+
+    def agent_finished(self, agent: ThreadAgent) -> None:
+        """``agent``'s body returned (or exited with status 0)."""
+
+    def agent_raised(self, agent: ThreadAgent, error: BaseException) -> None:
+        """``agent``'s body raised ``error``: a finding."""
+
+    def break_down(self, error: BaseException) -> None:
+        """dnsse itself failed in ``agent``'s thread: the execution must not pass."""
 
 
 class Wait:
@@ -85,7 +140,7 @@ class Agent:
 
     __slots__ = ("id", "name", "execution", "done", "_waiting", "pending", "daemon", "frame", "standing", "asleep_on")
 
-    def __init__(self, execution: Execution, name: str, daemon: bool = False) -> None:
+    def __init__(self, execution: AgentHost, name: str, daemon: bool = False) -> None:
         self.execution = execution
         self.daemon = daemon
         self._waiting: Wait | None = None
@@ -132,7 +187,7 @@ class StepAgent(Agent):
 
     def __init__(
         self,
-        execution: Execution,
+        execution: AgentHost,
         name: str,
         step: Callable[[], Wait | None | object],
         first_wait: Wait | None = None,
@@ -157,7 +212,7 @@ class ThreadAgent(Agent):
 
     def __init__(
         self,
-        execution: Execution,
+        execution: AgentHost,
         name: str,
         body: Callable[[], object],
         daemon: bool = False,
@@ -248,3 +303,33 @@ class ThreadAgent(Agent):
             set_current_agent(None)
             self.frame = None
             self.exited.release()
+
+
+# The agent running on each OS thread, by the thread's ident. Not a thread-local: agents
+# that share one OS thread as greenlets would each have an entry of their own in the
+# thread's state dictionary, which every switch copies in and out
+# (dnsse.engine.thread_state); their host sets this entry at each switch instead.
+by_thread: dict[int, ThreadAgent] = {}
+
+
+def current_agent() -> ThreadAgent | None:
+    """The agent running on this OS thread, or ``None`` outside control."""
+    return by_thread.get(_get_ident())
+
+
+def set_current_agent(agent: ThreadAgent | None) -> None:
+    if agent is None:
+        by_thread.pop(_get_ident(), None)
+    else:
+        by_thread[_get_ident()] = agent
+
+
+def _forget_other_threads() -> None:
+    # A forked child runs only the thread that forked: another thread's ident may come back.
+    mine = by_thread.get(_get_ident())
+    by_thread.clear()
+    if mine is not None:
+        by_thread[_get_ident()] = mine
+
+
+os.register_at_fork(after_in_child=_forget_other_threads)

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Callable, Protocol, Sequence
 from dnsse.engine.location import source_line_at
 
 if TYPE_CHECKING:
-    from dnsse.engine.determinism import DeterminismCheck
     from dnsse.engine.operation import Operation
 
 
@@ -148,11 +147,25 @@ class TraceDivergence(Exception):
     """
 
 
+class ChoiceCheck(Protocol):
+    """What a :class:`RecordingChooser` asks of whoever checks its choices as they are made.
+
+    The check (:class:`~dnsse.engine.determinism.DeterminismCheck`) is built
+    on choices, so the recorder knows it only by these two questions.
+    """
+
+    def before(self, position: int, kind: str, options: int, offered: Callable[[], list[Chosen]]) -> None:
+        """Choice number ``position`` is about to be made among ``options``; raise if a followed trace differs."""
+
+    def after(self, position: int, made: Choice) -> None:
+        """Choice number ``position`` was ``made``; raise if a followed trace recorded another."""
+
+
 class RecordingChooser:
     """Wraps a chooser and records every real choice it makes, with what it chose.
 
-    ``check`` (a :class:`~dnsse.engine.determinism.DeterminismCheck`) compares
-    each choice with the one a followed trace recorded. ``offered(i)`` says
+    ``check`` (a :class:`ChoiceCheck`) compares each choice with the one a
+    followed trace recorded. ``offered(i)`` says
     what option ``i`` is (the runnable agent ``runnable[i]``, or who asks for
     a value); it is called only for the option taken, or for a message.
 
@@ -165,7 +178,7 @@ class RecordingChooser:
 
     __slots__ = ("inner", "made", "check", "_plain")
 
-    def __init__(self, inner: Chooser, check: DeterminismCheck | None = None) -> None:
+    def __init__(self, inner: Chooser, check: ChoiceCheck | None = None) -> None:
         self.inner = inner
         # Every choice so far, in order: a Choice, or an agent choice's tuple not yet made one.
         self.made: list = []

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from types import FrameType
 from typing import Callable
 
-from dnsse.engine.agent import FINISHED, Agent, StepAgent, ThreadAgent, Wait
+from dnsse.engine.agent import FINISHED, Agent, ExecutionAborted, StepAgent, ThreadAgent, Wait, current_agent
 from dnsse.engine.bugs import Bug, BugKind
 from dnsse.engine.choices import Chooser, Chosen, RecordingChooser, TraceDivergence
 from dnsse.engine.clock import VirtualClock, step_cost
@@ -26,6 +26,7 @@ from dnsse.engine.fairness import Fairness
 from dnsse.engine.greenlet_host import GreenletHost, agents_share_a_thread
 from dnsse.engine.hang import blocked_in_the_kernel
 from dnsse.engine.inconclusive import Inconclusive
+from dnsse.engine.input_rejected import InputRejected
 from dnsse.engine.limits import Limits
 from dnsse.engine.livelock import SPIN_STEPS, LivelockWatch
 from dnsse.engine.location import frame_location, source_line
@@ -33,9 +34,7 @@ from dnsse.engine.object_names import ObjectNames
 from dnsse.engine.untraced import gettrace, settrace
 from dnsse.engine.operation import Access, Operation, expiry_of
 from dnsse.engine.readiness import Readiness
-from dnsse.engine.rejection import InputRejected
 from dnsse.engine.run_wait import acquire_within
-from dnsse.engine.running import ExecutionAborted, current_agent
 from dnsse.errors import NotUnderControl
 
 # The last steps a livelock report counts, to say who kept running.

@@ -23,15 +23,12 @@ from __future__ import annotations
 
 import _thread
 import os
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from dnsse.engine import host_thread, thread_state
-from dnsse.engine.agent import ThreadAgent
+from dnsse.engine.agent import ThreadAgent, by_thread
+from dnsse.engine.limits import Limits
 from dnsse.engine.run_wait import acquire_within
-from dnsse.engine.running import by_thread
-
-if TYPE_CHECKING:
-    from dnsse.engine.execution import Execution
 
 try:
     import greenlet as _greenlet_module
@@ -50,14 +47,39 @@ def agents_share_a_thread(wanted: bool) -> bool:
     return thread_state.available()
 
 
+class HostedExecution(Protocol):
+    """What a :class:`GreenletHost` asks of the execution whose agents it runs (:class:`~dnsse.engine.execution.Execution`).
+
+    The execution owns the host, so the host knows it only by these questions.
+    """
+
+    limits: Limits
+    aborted: bool
+    completed: bool
+    # The agent that held the host when the wall clock ran out, if it never came back.
+    stuck: ThreadAgent | None
+
+    def first_agent(self) -> ThreadAgent | None:
+        """The first thread agent to run; ``None`` when the run is already over."""
+
+    def thread_agents(self) -> list[ThreadAgent]:
+        """Every thread agent of the execution, to unwind those still parked."""
+
+    def give_up(self) -> None:
+        """The wall clock ran out: end the run as inconclusive (or a hang)."""
+
+    def break_down(self, error: BaseException) -> None:
+        """dnsse itself failed in the host thread: the execution must not pass."""
+
+
 class GreenletHost:
     """The OS thread of an execution's agents, and the switches between them."""
 
-    def __init__(self, execution: Execution) -> None:
+    def __init__(self, execution: HostedExecution) -> None:
         self.execution = execution
         self._state: thread_state.ThreadState | None = None
         self._hub: object = None
-        # The host thread's ident: which agent runs there is set at each switch (dnsse.engine.running).
+        # The host thread's ident: which agent runs there is set at each switch (dnsse.engine.agent.by_thread).
         self._ident = 0
         # The agent a finishing agent chose to run next: the hub switches to it.
         self._after: ThreadAgent | None = None

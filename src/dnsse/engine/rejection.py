@@ -44,10 +44,6 @@ HUGE_INPUT_STEPS = 5_000
 HUGE_INPUT_SECONDS = 1.0
 
 
-class InputRejected(BaseException):
-    """Raised by ``dnsse.assume(False)``: not an ``Exception``, so the program's ``except Exception`` lets it through."""
-
-
 def rejected_before_first_step(execution: Execution, entry_agents: Collection[int]) -> str | None:
     """The rejection message when the run's bug is an entry agent's exception before its first controlled step.
 

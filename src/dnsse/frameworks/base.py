@@ -53,15 +53,18 @@ def _require_torch() -> None:
 def framework_named(name: str, world_size: int, faults: bool = True) -> Framework:
     """The framework called ``name``; ``faults`` lets the ray framework inject the crashes Ray allows."""
     if name == "ray":
+        # Every framework is built on this module; only the one a campaign names is loaded.
         from dnsse.frameworks.ray.framework import RayFramework
 
         return RayFramework(faults=faults)
     if name == "torch":
         _require_torch()
+        # Every framework is built on this module; only the one a campaign names is loaded.
         from dnsse.frameworks.torch_dist.framework import TorchFramework
 
         return TorchFramework(world_size)
     if name == "threads":
+        # Every framework is built on this module; only the one a campaign names is loaded.
         from dnsse.frameworks.threads.framework import ThreadsFramework
 
         return ThreadsFramework()

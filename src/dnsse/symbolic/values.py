@@ -266,6 +266,7 @@ class _Concolic:
 
     @classmethod
     def __torch_function__(cls, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+        # tensors.py builds on these values and needs torch: loaded only when torch calls back here.
         from dnsse.symbolic.tensors import torch_function
 
         return torch_function(func, args, kwargs or {})

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterator
 
+from dnsse.frameworks.ray import ref_calls
 from dnsse.frameworks.ray.errors import ActorDiedError, GetTimeoutError
 from dnsse.frameworks.ray.refs import ObjectRef
 
@@ -85,8 +86,6 @@ class ActorPool:
 
     def get_next(self, timeout: float | None = None, ignore_if_timedout: bool = False) -> Any:
         """The next result in submission order."""
-        from dnsse.frameworks.ray import api
-
         if not self.has_next():
             raise StopIteration("No more results to get")
         if self._next_return_index >= self._next_task_index:
@@ -94,7 +93,7 @@ class ActorPool:
         future = self._index_to_future[self._next_return_index]
         timed_out = False
         if timeout is not None:
-            ready, _ = api.wait(_refs(_key(future)), num_returns=len(_refs(_key(future))), timeout=timeout)
+            ready, _ = ref_calls.wait(_refs(_key(future)), num_returns=len(_refs(_key(future))), timeout=timeout)
             if len(ready) < len(_refs(_key(future))):
                 if not ignore_if_timedout:
                     raise GetTimeoutError("Timed out waiting for result")
@@ -109,13 +108,11 @@ class ActorPool:
 
     def get_next_unordered(self, timeout: float | None = None, ignore_if_timedout: bool = False) -> Any:
         """Whichever result is ready first."""
-        from dnsse.frameworks.ray import api
-
         if not self.has_next():
             raise StopIteration("No more results to get")
         # A call with several returns is ready when its first ref is (its refs are filled together).
         firsts = {_refs(key)[0]: key for key in self._future_to_actor}
-        ready, _ = api.wait(list(firsts), num_returns=1, timeout=timeout)
+        ready, _ = ref_calls.wait(list(firsts), num_returns=1, timeout=timeout)
         if ready:
             key = firsts[ready[0]]
         elif not ignore_if_timedout:
@@ -141,11 +138,9 @@ class ActorPool:
 
     def _get_result(self, future: Any, actor: Any) -> Any:
         """The result of ``future``; its actor goes back to the pool only after the result is in."""
-        from dnsse.frameworks.ray import api
-
         alive = True
         try:
-            return api.get(future)
+            return ref_calls.get(future)
         except ActorDiedError:
             alive = False  # a dead actor would be picked again and again
             raise

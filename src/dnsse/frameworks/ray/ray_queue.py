@@ -13,7 +13,7 @@ from __future__ import annotations
 import queue
 from typing import Any, Iterable
 
-from dnsse.frameworks.ray import api
+from dnsse.frameworks.ray import actor_control, decorators, ref_calls
 from dnsse.frameworks.ray.serialization import passed_by_name
 
 __all__ = ["Empty", "Full", "Queue"]
@@ -88,22 +88,22 @@ class Queue:
     def __init__(self, maxsize: int = 0, actor_options: dict | None = None) -> None:
         options = {"max_concurrency": _CONCURRENT_CALLS, **(actor_options or {})}
         self.maxsize = maxsize
-        self.actor = api.remote(_QueueActor).options(**options).remote(maxsize)
+        self.actor = decorators.remote(_QueueActor).options(**options).remote(maxsize)
 
     def __len__(self) -> int:
         return self.size()
 
     def size(self) -> int:
-        return api.get(self.actor.qsize.remote())
+        return ref_calls.get(self.actor.qsize.remote())
 
     def qsize(self) -> int:
         return self.size()
 
     def empty(self) -> bool:
-        return api.get(self.actor.empty.remote())
+        return ref_calls.get(self.actor.empty.remote())
 
     def full(self) -> bool:
-        return api.get(self.actor.full.remote())
+        return ref_calls.get(self.actor.full.remote())
 
     def put(self, item: Any, block: bool = True, timeout: float | None = None) -> None:
         if not block:
@@ -111,29 +111,29 @@ class Queue:
             return
         if timeout is not None and timeout < 0:
             raise ValueError("'timeout' must be a non-negative number")
-        api.get(self.actor.put.remote(item, timeout))
+        ref_calls.get(self.actor.put.remote(item, timeout))
 
     def get(self, block: bool = True, timeout: float | None = None) -> Any:
         if not block:
             return self.get_nowait()
         if timeout is not None and timeout < 0:
             raise ValueError("'timeout' must be a non-negative number")
-        return api.get(self.actor.get.remote(timeout))
+        return ref_calls.get(self.actor.get.remote(timeout))
 
     def put_nowait(self, item: Any) -> None:
         try:
-            api.get(self.actor.put_nowait.remote(item))
+            ref_calls.get(self.actor.put_nowait.remote(item))
         except Full:
             raise Full from None
 
     def put_nowait_batch(self, items: Iterable) -> None:
         if not isinstance(items, Iterable):
             raise TypeError("Argument 'items' must be an Iterable")
-        api.get(self.actor.put_nowait_batch.remote(list(items)))
+        ref_calls.get(self.actor.put_nowait_batch.remote(list(items)))
 
     def get_nowait(self) -> Any:
         try:
-            return api.get(self.actor.get_nowait.remote())
+            return ref_calls.get(self.actor.get_nowait.remote())
         except Empty:
             raise Empty from None
 
@@ -142,10 +142,10 @@ class Queue:
             raise TypeError("Argument 'num_items' must be an int")
         if num_items < 0:
             raise ValueError("'num_items' must be nonnegative")
-        return api.get(self.actor.get_nowait_batch.remote(num_items))
+        return ref_calls.get(self.actor.get_nowait_batch.remote(num_items))
 
     def shutdown(self, force: bool = False, grace_period_s: int = 5) -> None:
         if self.actor is not None:
-            api.kill(self.actor, no_restart=True)
+            actor_control.kill(self.actor, no_restart=True)
         self.actor = None
 

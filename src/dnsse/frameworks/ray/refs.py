@@ -69,7 +69,8 @@ class ObjectRef:
         loop = events._get_running_loop()
         if not isinstance(loop, ControlledLoop):
             # No controlled loop to wait on (a coroutine run by hand): wait as ``ray.get`` does.
-            from dnsse.frameworks.ray.api import get
+            # ray.get is built on refs (ref_calls imports this module): loaded only on this rare path.
+            from dnsse.frameworks.ray.ref_calls import get
 
             return get(self)
         yield from loop.watch(lambda: self.ready).__await__()

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from dnsse.engine.uncontrolled import refusing_getattr
+from dnsse.frameworks.ray import ray_queue as queue
 from dnsse.frameworks.ray import scheduling_strategies
 from dnsse.frameworks.ray.actor_pool import ActorPool
 from dnsse.frameworks.ray.placement_groups import (
@@ -22,11 +23,6 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    if name == "queue":
-        # Imported on first use: the queue is built on the ``ray`` module, which imports this one.
-        from dnsse.frameworks.ray import ray_queue
-
-        return ray_queue
     # ray.util.collective, ray.util.list_named_actors, ...: not modelled, refused naming the API.
     return _unmodelled(name)
 

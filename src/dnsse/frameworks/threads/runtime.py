@@ -116,6 +116,7 @@ class ThreadsRuntime:
         """The ``Thread`` object of an agent; agents started by others get one on first use."""
         handle = self._handles.get(agent.id)
         if handle is None:
+            # thread.py is built on this runtime (a Thread asks it for names and the clock).
             from dnsse.frameworks.threads.thread import adopt
 
             handle = adopt(agent, self)
