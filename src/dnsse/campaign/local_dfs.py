@@ -35,7 +35,7 @@ from dnsse.campaign.config import CampaignResult
 from dnsse.campaign.executor import CampaignRun
 from dnsse.campaign.intake import Intake
 from dnsse.search.dfs_share import DfsShare, Unit
-from dnsse.search.dfs_share_state import division_state, resumed_division
+from dnsse.campaign.dfs_progress import division_state, resumed_division
 from dnsse.search.dfs_slice import Slice
 from dnsse.campaign.local_dfs_worker import YIELD, dfs_worker_main
 from dnsse.campaign.local_worker import worker_settings

@@ -29,7 +29,7 @@ from dnsse.campaign.worker_reports import semantics_of
 from dnsse.engine.runner import ExecutionResult
 from dnsse.search.dfs import DfsStrategy
 from dnsse.search.dfs_share import DfsShare, Unit
-from dnsse.search.dfs_share_state import resumed_division
+from dnsse.campaign.dfs_progress import resumed_division
 from dnsse.search.dfs_slice import Slice, SliceLimits, run_slice
 
 # Executions per task: a few, since a task's frontier can only be divided once it returns.

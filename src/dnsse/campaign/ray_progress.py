@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from dnsse.coverage.arcs import arcs_as_json, restore_arcs
 from dnsse.search.dfs_share import DfsShare
-from dnsse.search.dfs_share_state import division_state
+from dnsse.campaign.dfs_progress import division_state
 
 if TYPE_CHECKING:
     from dnsse.campaign.campaign import Campaign

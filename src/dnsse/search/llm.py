@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import heapq
 from collections import Counter, deque
-from dataclasses import dataclass
 
 from dnsse.advisor.actor_calls import state_changing_methods
 from dnsse.advisor.divergence import diverging_inputs
@@ -39,11 +38,11 @@ from dnsse.advisor.model import ModelAdvisor
 from dnsse.advisor.offline import OfflineAdvisor, boundary_inputs
 from dnsse.advisor.stats import MAX_EXAMPLES, MAX_FOUND, AdvisorStats
 from dnsse.advisor.steps import StepLog
-from dnsse.advisor.summary import InputSpec, RunSummary, Step, code_lines
-from dnsse.engine.choices import Choice, ChoiceKind
-from dnsse.engine.operation import Operation
+from dnsse.advisor.summary import InputSpec, RunSummary, code_lines
+from dnsse.engine.choices import ChoiceKind
 from dnsse.search.advisor_setup import AdvisorSetup
 from dnsse.search.guided import GuidedChooser
+from dnsse.search.recent_runs import RecentRun
 from dnsse.search.saved_advice import advice_state, restore_advice
 from dnsse.search.saved_learning import Rerun
 from dnsse.search.schedules import Constraint, Schedule, schedule_for
@@ -57,18 +56,6 @@ RETRY_SHARE = 0.25
 
 # Recent executions kept for the solver: a hint is ordered in the latest one that performed its steps.
 RECENT_RUNS = 8
-
-
-@dataclass
-class RecentRun:
-    """One execution, for the solver: its history, where the named steps lie in it, its other choices."""
-
-    history: list[tuple[int, Operation]]
-    created_at: list[int]
-    steps: list[Step]
-    positions: list[int]
-    values: list[tuple[str, int]]
-    choices: list[Choice]  # to run it again at --resume (see dnsse.search.saved_advice)
 
 
 class LlmStrategy(Strategy):

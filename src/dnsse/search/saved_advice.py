@@ -25,6 +25,7 @@ from dnsse.advisor.hints import DelayHint, FaultHint, Hint, InputHint, Operation
 from dnsse.advisor.stats import AdvisorStats
 from dnsse.advisor.summary import ObservedOrder, RunSummary, Step
 from dnsse.engine.operation import Access, Operation
+from dnsse.search.recent_runs import RecentRun
 from dnsse.search.saved_learning import Rerun, choices_from, choices_json
 
 if TYPE_CHECKING:
@@ -50,8 +51,6 @@ def advice_state(strategy: LlmStrategy) -> dict:
 
 def restore_advice(strategy: LlmStrategy, state: dict, rerun: Rerun) -> None:
     """Put ``state`` back into ``strategy``; ValueError, TypeError or KeyError when it is damaged."""
-    from dnsse.search.llm import RecentRun
-
     strategy._recent.clear()
     for raw in _list(state["recent"]):
         strategy._recent.append(
