@@ -52,7 +52,7 @@ SLICE = 64
 TAKE_BACK_GRACE_S = 5.0
 
 
-def run_parallel_dfs(run: CampaignRun) -> CampaignResult:
+def run_dfs(run: CampaignRun) -> CampaignResult:
     """The ``dfs`` campaign of :func:`~dnsse.campaign.run.run_campaign`, divided among ``config.workers``."""
     config, control = run.config, run.control
     campaign = run.prepared(on_loaded=start_fork_server)

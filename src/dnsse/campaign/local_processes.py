@@ -64,9 +64,9 @@ class LocalProcesses:
 
     def tree(self, run: CampaignRun) -> CampaignResult:
         # Imported here: the divided tree is a search of its own, not needed by the others.
-        from dnsse.campaign.local_dfs import run_parallel_dfs
+        from dnsse.campaign.local_dfs import run_dfs
 
-        return run_parallel_dfs(run)
+        return run_dfs(run)
 
 
 def _run_striped(run: CampaignRun) -> CampaignResult:

@@ -79,7 +79,7 @@ class Child:
 
 
 def _report(message: dict) -> dict:
-    """An ``execution`` message as the report the driver takes (``contained``: not minimized, see take_report)."""
+    """An ``execution`` message as the report the driver takes (``contained``: not minimized again, see Intake.take_report)."""
     return {**{key: value for key, value in message.items() if key != "kind"}, "contained": True}
 
 
