@@ -43,7 +43,7 @@ they are dependent on every step of its code.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Sequence
 
 from dnsse.engine.choices import ChoiceKind, FirstChooser, TraceDivergence
@@ -52,6 +52,7 @@ from dnsse.engine.operation import Operation, is_expiry
 from dnsse.engine.object_names import number_of
 from dnsse.engine.runner import ExecutionResult
 from dnsse.search.dependency import dependent_across
+from dnsse.search.dfs_first_pass import FirstPassRuns, SeenRun, branch_key
 from dnsse.search.dfs_state import dfs_state, restore_dfs
 from dnsse.search.finish import Finish
 from dnsse.search.races import reversible_races
@@ -274,10 +275,19 @@ class DfsStrategy:
 
     name = "dfs"
 
-    def __init__(self, bound: int | None = None) -> None:
+    def __init__(self, bound: int | None = None, lock_order_last: bool = False) -> None:
         if bound is not None and bound < 0:
             raise ValueError("the preemption bound must be at least 0")
         self.bound = bound
+        # A first pass keeps every lock's critical sections in the order they
+        # first ran (races between two acquisitions of one lock are counted,
+        # not reversed); a second pass over the whole tree reverses them too.
+        # Off for a subtree of a divided search: a slice that stops in its first
+        # pass would hand back a frontier without the races it put off.
+        self.first_pass = lock_order_last and bound is None
+        self.put_off = 0  # lock-order races the first pass did not reverse
+        self._first_runs = FirstPassRuns()
+        self._running: tuple = ()  # the branch_key of the execution running now
         self.path: list[_Node] = []
         self.replay = 0
         self.exhausted = False
@@ -296,6 +306,8 @@ class DfsStrategy:
         self.escaped: list[tuple[int, frozenset[int], int]] = []
 
     def chooser_for(self, execution: int) -> DfsChooser:
+        if self.first_pass:
+            self._running = branch_key(self.path, self.replay)
         self._chooser = DfsChooser(self, self.replay)
         return self._chooser
 
@@ -312,6 +324,9 @@ class DfsStrategy:
             del self.path[self.replay :]
         elif self.bound is None:
             self._note_footprints(result)
+            if self.first_pass:
+                added = [_copy(node) for node in self.path[self.replay :]]
+                self._first_runs.keep(self._running, SeenRun(added, result.history, result.pending, result.created_at))
             self._add_backtracking(result)
         self._advance()
 
@@ -367,7 +382,31 @@ class DfsStrategy:
 
     # ----------------------------------------------------------- the search
     def _advance(self) -> None:
-        """Pick the deepest node with an unexplored alternative; exhausted when none."""
+        """Pick the deepest node with an unexplored alternative; exhausted when none.
+
+        In the second pass, an execution the first pass already ran is read
+        back instead of run again (:mod:`dnsse.search.dfs_first_pass`).
+        """
+        while True:
+            self._deepest_alternative()
+            if len(self.path) == self.floor:
+                if not (self.first_pass and self.put_off):
+                    self._first_runs.clear()
+                    self.exhausted = True
+                    return
+                # Every other race was reversed; now the whole tree, lock orders included.
+                self.first_pass = False
+            if self.first_pass:
+                return
+            seen = self._first_runs.take(branch_key(self.path, self.replay))
+            if seen is None:
+                return
+            self.path.extend(_copy(node) for node in seen.added)
+            self._note_footprints(seen)
+            self._add_backtracking(seen)
+
+    def _deepest_alternative(self) -> None:
+        """Go down to the deepest node with an unexplored alternative and take it (or to the floor)."""
         while len(self.path) > self.floor:
             node = self.path[-1]
             choice = alternative(node, self.bound)
@@ -379,9 +418,8 @@ class DfsStrategy:
                 return
             self.path.pop()
         self.replay = self.floor
-        self.exhausted = True
 
-    def _note_footprints(self, result: ExecutionResult) -> None:
+    def _note_footprints(self, result: ExecutionResult | SeenRun) -> None:
         """What each chosen step touched, as it ran: what it names when it sleeps in a later branch."""
         for node in self.path:
             if isinstance(node, _AgentNode) and node.step <= len(result.history):
@@ -389,7 +427,7 @@ class DfsStrategy:
                 if agent == node.chosen:
                     node.operations[agent] = operation
 
-    def _add_backtracking(self, result: ExecutionResult) -> None:
+    def _add_backtracking(self, result: ExecutionResult | SeenRun) -> None:
         """Source-DPOR: from the state before each reversible race, schedule one agent that starts its reversal."""
         nodes = {node.step: node for node in self.path if isinstance(node, _AgentNode)}
         depth = {id(node): index for index, node in enumerate(self.path)}
@@ -401,10 +439,21 @@ class DfsStrategy:
             return node.runnable if node is not None else None
 
         for race in reversible_races(result.history, result.pending, result.created_at, runnable_before):
+            if self.first_pass and race.orders_critical_sections:
+                self.put_off += 1
+                continue
             node = nodes[race.earlier + 1]
             if add_backtrack(node, race.initials, race.agent) and depth[id(node)] < self.floor:
                 # Local copies of a given prefix only stop repeats; its owner decides.
                 self.escaped.append((depth[id(node)], race.initials, race.agent))
+
+
+def _copy(node: _Node) -> _Node:
+    if isinstance(node, _ValueNode):
+        return replace(node)
+    return replace(
+        node, operations=dict(node.operations), sleep=dict(node.sleep), done=list(node.done), backtrack=set(node.backtrack)
+    )
 
 
 def alternative(node: _Node, bound: int | None) -> int | None:

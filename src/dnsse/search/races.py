@@ -31,6 +31,8 @@ from typing import Callable, Iterator, Sequence
 from dnsse.engine.operation import Access, Operation, races_on_one_object
 from dnsse.search.dependency import HappensBefore, dependent, happens_before, touches
 
+LOCK_ACQUIRE = "lock.acquire"
+
 
 @dataclass(frozen=True)
 class Race:
@@ -40,6 +42,8 @@ class Race:
     later: int
     agent: int  # the agent of the later step
     initials: frozenset[int]
+    # Both steps take one lock: reversing the race reorders two critical sections.
+    orders_critical_sections: bool = False
 
 
 def reversible_races(
@@ -85,11 +89,25 @@ def reversible_races(
         for index, between in reversible.items():
             if any(other != index and order.before(index, other) for other in reversible):
                 continue  # not the last of a chain: reversing the last one covers it
-            yield Race(index, later, agent, _initials(between, later, agent, extended, order))
+            yield Race(
+                index,
+                later,
+                agent,
+                _initials(between, later, agent, extended, order),
+                takes_one_lock(extended[index][1], operation),
+            )
         if later < executed:
             for name, access in touches(agent, operation):
                 accesses.setdefault(name, []).append((later, access))
             last_of[agent] = later
+
+
+def takes_one_lock(operation: Operation, other: Operation) -> bool:
+    """Whether both operations acquire one lock (and touch nothing else they share)."""
+    if operation.kind != LOCK_ACQUIRE or other.kind != LOCK_ACQUIRE:
+        return False
+    mine = {name for name, access in operation.objects if access is Access.SYNC}
+    return bool(mine & {name for name, access in other.objects if access is Access.SYNC})
 
 
 def _dependent_before(
