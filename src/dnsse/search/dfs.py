@@ -48,10 +48,10 @@ from typing import Sequence
 
 from dnsse.engine.choices import ChoiceKind, FirstChooser, TraceDivergence
 from dnsse.engine.inputs import is_open
-from dnsse.engine.operation import Operation, is_expiry
+from dnsse.engine.operation import Access, Operation, is_expiry
 from dnsse.engine.object_names import number_of
 from dnsse.engine.runner import ExecutionResult
-from dnsse.search.dependency import dependent_across
+from dnsse.search.dependency import dependent_across, offers_only
 from dnsse.search.dfs_first_pass import FirstPassRuns, SeenRun, branch_key
 from dnsse.search.dfs_state import dfs_state, restore_dfs
 from dnsse.search.finish import Finish
@@ -116,6 +116,8 @@ class DfsChooser:
         self.replay = replay  # how many nodes of search.path to replay
         self.position = 0
         self.sleep: dict[int, tuple[Operation, int]] = {}
+        # Receives awake only to take another message than the one they took in an explored branch.
+        self.taking: dict[int, tuple[str, Operation, int]] = {}
         self.seen_steps = 0
         # Agent -> index of its latest step in the history (or when it was first seen runnable).
         self.last_step: dict[int, int] = {}
@@ -166,12 +168,8 @@ class DfsChooser:
             agent, operation = history[index]
             self.last_step[agent] = index
             if reduce:
-                if self.sleep:
-                    self.sleep = {
-                        r: (o, known)
-                        for r, (o, known) in self.sleep.items()
-                        if not dependent_across(r, o, known, agent, operation)
-                    }
+                if self.sleep or self.taking:
+                    self._wake(agent, operation)
                 known = self.known
                 for name, _ in operation.objects:
                     if name.startswith("o"):  # the names number_of knows, oN and oN.attr
@@ -217,6 +215,31 @@ class DfsChooser:
         if node.preempts(chosen):
             self.preemptions += 1
         return list(runnable).index(chosen)
+
+    def _wake(self, agent: int, operation: Operation) -> None:
+        """Wake the sleepers that the step of ``agent`` depends on.
+
+        A receive asleep on a message it took in an explored branch is not
+        woken when another message is posted that it could take instead:
+        taking the first one again would repeat that branch, so it only
+        moves to ``taking``, where it may take any other message; taking
+        the same one ends the run as redundant.
+        """
+        for sleeper, (asleep, known) in list(self.sleep.items()):
+            if dependent_across(sleeper, asleep, known, agent, operation):
+                del self.sleep[sleeper]
+                taken = offers_only(sleeper, asleep, agent, operation)
+                if taken is not None:
+                    self.taking[sleeper] = (taken, asleep, known)
+        for sleeper, (taken, asleep, known) in list(self.taking.items()):
+            if sleeper == agent:
+                del self.taking[sleeper]
+                if any(name == taken and access is not Access.READ for name, access in operation.objects):
+                    self.blocked = True
+            elif dependent_across(sleeper, asleep, known, agent, operation) and (
+                offers_only(sleeper, asleep, agent, operation) is None
+            ):
+                del self.taking[sleeper]
 
     @staticmethod
     def _first_choice(current: int | None, awake: set[int], pending: dict[int, Operation], starved: int | None) -> int:

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterator, Sequence
 
 from dnsse.engine.operation import Access, Operation, races_on_one_object
-from dnsse.search.dependency import HappensBefore, dependent, happens_before, touches
+from dnsse.search.dependency import MESSAGE_PREFIX, HappensBefore, dependent, happens_before, only_offers, touches
 
 LOCK_ACQUIRE = "lock.acquire"
 
@@ -74,8 +74,13 @@ def reversible_races(
             creator = created_at[agent] - 1 if agent < len(created_at) else -1
             seen = order.clocks[creator] if 0 <= creator < executed else [0] * order.agents
         candidates = _dependent_before(agent, operation, seen, extended, accesses, order)
+        taken = _messages_written(operation)
         reversible = {}
         for index, racing in candidates.items():
+            if taken and taken & _messages_written(extended[index][1]):
+                continue  # it took the message that step posted: it cannot take it before
+            if only_offers(*extended[index], agent, operation):
+                continue
             runnable = runnable_before(index)
             if runnable is None or (not racing and agent not in runnable):
                 continue
@@ -100,6 +105,11 @@ def reversible_races(
             for name, access in touches(agent, operation):
                 accesses.setdefault(name, []).append((later, access))
             last_of[agent] = later
+
+
+def _messages_written(operation: Operation) -> set[str]:
+    """The messages a step posts or takes."""
+    return {name for name, access in operation.objects if access is not Access.READ and name.startswith(MESSAGE_PREFIX)}
 
 
 def takes_one_lock(operation: Operation, other: Operation) -> bool:
