@@ -30,12 +30,10 @@ whole tree costs.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Sequence
+from typing import Sequence
 
 from dnsse.engine.operation import Operation
-
-if TYPE_CHECKING:
-    from dnsse.search.dfs import _Node
+from dnsse.search.dfs_tree import _AgentNode, _Node
 
 # Steps of first-pass executions kept for the second pass (beyond it, they are run again).
 KEPT_STEPS = 200_000
@@ -57,8 +55,6 @@ def branch_key(path: Sequence[_Node], replay: int) -> tuple:
     The siblings before a choice are the agents that sleep on taking it, so
     two executions with equal keys make the same choices all along.
     """
-    from dnsse.search.dfs import _AgentNode
-
     key = []
     for node in path[:replay]:
         if isinstance(node, _AgentNode):

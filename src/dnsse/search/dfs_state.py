@@ -16,9 +16,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from dnsse.engine.operation import Access, Operation
+from dnsse.search.dfs_tree import _AgentNode, _Node, _ValueNode
 
 if TYPE_CHECKING:
-    from dnsse.search.dfs import DfsStrategy, _Node
+    from dnsse.search.dfs import DfsStrategy
 
 
 def operation_json(operation: Operation) -> list:
@@ -63,8 +64,6 @@ def restore_dfs(search: DfsStrategy, state: dict) -> None:
 
 
 def _node_json(node: _Node) -> dict:
-    from dnsse.search.dfs import _AgentNode
-
     if not isinstance(node, _AgentNode):
         return {"kind": node.kind, "options": node.options, "chosen": node.chosen}
     return {
@@ -82,8 +81,6 @@ def _node_json(node: _Node) -> dict:
 
 
 def _node_from(raw: dict) -> _Node:
-    from dnsse.search.dfs import _AgentNode, _ValueNode
-
     if "kind" in raw:
         return _ValueNode(str(raw["kind"]), int(raw["options"]), int(raw["chosen"]))
     return _AgentNode(
