@@ -13,6 +13,7 @@ the orders plain Python counts.
 from __future__ import annotations
 
 import itertools
+import json
 import textwrap
 from pathlib import Path
 
@@ -231,3 +232,24 @@ def test_dfs_sees_every_bug_that_running_every_schedule_of_a_message_passing_pro
             if result.bug is not None:
                 found.add(result.bug.signature())
     assert brute and brute <= found
+
+
+def test_a_search_saved_in_its_first_pass_resumes_to_the_same_verdict(tmp_path: Path) -> None:
+    path = tmp_path / "counter.py"
+    path.write_text(textwrap.dedent(LOCKED_COUNTER), encoding="utf-8")
+    target = LoadedTarget(TargetSpec.parse(f"{path}:main"), "auto")
+    framework = framework_named(target.framework, 2)
+    with framework.activate():
+        whole = DfsStrategy(lock_order_last=True)
+        while not whole.exhausted:
+            whole.observe(run_execution(target, framework, whole.chooser_for(whole.executions)))
+        first = DfsStrategy(lock_order_last=True)
+        first.observe(run_execution(target, framework, first.chooser_for(0)))
+        assert first.first_pass
+        resumed = DfsStrategy(lock_order_last=True)
+        resumed.restore(json.loads(json.dumps(first.state())))
+        while not resumed.exhausted:
+            resumed.observe(run_execution(target, framework, resumed.chooser_for(resumed.executions)))
+    assert resumed.verified() is not None and whole.verified() is not None
+    # The executions of the first pass are not saved: the second pass runs the one it reaches again.
+    assert whole.executions <= resumed.executions <= whole.executions + 1
