@@ -5,7 +5,7 @@ happens before the later only through their own dependency, and the later
 agent could have taken its step in the earlier one's place. Reversing each
 race once, from the state before its earlier step, is what lets DPOR reach
 every class of executions (Abdulla, Aronis, Jonsson, Sagonas: "Source Sets",
-JACM 2017). Two refinements keep the number of executions near one per class:
+JACM 2017). Three refinements keep the number of executions near one per class:
 
 - **Only races that can be reversed.** When the later agent was blocked
   before the earlier step on that very operation (a lock held by the other
@@ -14,10 +14,17 @@ JACM 2017). Two refinements keep the number of executions near one per class:
   possible, so they order the steps (happens-before) but never race: the
   acquire races with the other agent's acquire. Blocked agents create no
   backtrack points.
+- **Messages.** A receive that took a message does not race with the send
+  that posted it (it cannot take it first), nor with a send it only saw
+  posted and did not take: it could take what it took had that send come
+  after it, and its other choices are its value choice.
 - **Initials, not every agent.** The reversed order starts with some agent
   whose first step after the earlier one depends on nothing else in between;
   adding one of those (and none when one is already scheduled there) is
   enough (a *source set*).
+
+Each race says whether it orders two critical sections of one lock (both
+steps acquire it), which the first pass of ``dfs`` leaves for later.
 
 Agents that had not finished when the execution ended count with the
 operation they were stopped at, as a last step that did not happen.
