@@ -46,7 +46,9 @@ class DfsChooser:
         self.last_step: dict[int, int] = {}
         self.known = 0  # objects named so far (the highest oN in the history)
         self.preemptions = 0
-        self.blocked = False  # every runnable agent was asleep: the rest is redundant
+        # Every runnable agent was asleep, or a receive took again what it took in an explored
+        # branch: the rest of the run is redundant.
+        self.blocked = False
         self.input_combinations = 1  # of the input values enumerated so far in this execution
         self.inputs_kept = 0  # input choices of this execution left at their default
         # The first schedule of a branch lets the current agent go on, unless it is caught spinning.
