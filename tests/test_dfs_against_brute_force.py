@@ -156,7 +156,8 @@ def compare(tmp_path: Path, source: str, world_size: int) -> None:
 
 
 def exhaust(run: Callable[[Chooser], ExecutionResult]) -> list[ExecutionResult]:
-    strategy = DfsStrategy()
+    """Every execution of dfs as ``dnsse check`` runs it (lock orders reversed in a second pass)."""
+    strategy = DfsStrategy(lock_order_last=True)
     results = []
     while not strategy.exhausted:
         result = run(strategy.chooser_for(len(results)))

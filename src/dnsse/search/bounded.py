@@ -38,7 +38,8 @@ from dnsse.engine.choices import ChoiceKind, TraceDivergence
 from dnsse.engine.operation import Operation
 from dnsse.engine.runner import ExecutionResult
 from dnsse.search.bounded_tree import END, BoundedWalk, Node
-from dnsse.search.dfs import INPUT_COMBINATIONS, MODEL_EXCLUDES, SEED
+from dnsse.search.dfs import MODEL_EXCLUDES
+from dnsse.search.dfs_chooser import INPUT_COMBINATIONS, SEED
 from dnsse.search.strategy import Division, Strategy
 
 PREEMPTIONS = "preemptions"

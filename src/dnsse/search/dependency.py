@@ -87,6 +87,57 @@ def dependent_across(agent: int, operation: Operation, known: int, other_agent: 
     return False
 
 
+# Messages are named ``p2p:SRC->DST:TAG#N`` (dnsse.frameworks.torch_dist.p2p): a receive writes the
+# one it takes and reads the next message of every other channel it could have taken from.
+MESSAGE_PREFIX = "p2p:"
+
+
+def offers_only(receiver: int, receive: Operation, agent: int, operation: Operation) -> str | None:
+    """The message ``receive`` took, when ``operation`` touches it only by posting others it could take.
+
+    Posting a message on a channel that a receive read (to see whether it
+    could take from it) adds a choice to that receive; it changes nothing
+    about taking the message it took. ``None`` when the two steps are
+    dependent in any other way, or ``receive`` took no message.
+    """
+    if receiver == agent:
+        return None
+    taken = [name for name, access in receive.objects if access is not _READ and name.startswith(MESSAGE_PREFIX)]
+    if len(taken) != 1:
+        return None
+    mine = touches(receiver, receive)
+    for other_name, other_access in touches(agent, operation):
+        for name, access in mine:
+            if name != other_name or (access is _READ and other_access is _READ):
+                continue
+            if access is not _READ or not name.startswith(MESSAGE_PREFIX) or name == taken[0]:
+                return None
+    return taken[0]
+
+
+def only_offers(poster: int, post: Operation, receiver: int, receive: Operation) -> bool:
+    """Whether ``receive`` depends on ``post`` only by seeing the messages it posted, and took none.
+
+    Such a receive had one more message to choose from for the post going
+    first; it took another, which it could take as well had the post come
+    after it. Reversing the two shows nothing new.
+    """
+    if poster == receiver:
+        return False
+    theirs = touches(receiver, receive)
+    found = False
+    for name, access in touches(poster, post):
+        for other_name, other_access in theirs:
+            if name != other_name or (access is _READ and other_access is _READ):
+                continue
+            if access is _READ or other_access is not _READ or not name.startswith(MESSAGE_PREFIX):
+                return False
+            if any(n == name and a is not _READ for n, a in theirs):
+                return False  # it took this message
+            found = True
+    return found
+
+
 def _blur(name: str, known: int) -> str:
     if not fresh_in(name, known):
         return name

@@ -10,7 +10,11 @@ exhausts its tree without a bug:
 step touched as it ran. After each execution, every race that another order
 could reverse (:mod:`dnsse.search.races`) schedules one agent that starts
 the reversed order at the state before the earlier step; sleep sets keep
-equivalent orders of independent steps from being run twice. Guarantee: every schedule
+equivalent orders of independent steps from being run twice. Races between
+two acquisitions of one lock are reversed in a second pass, after every
+other race (:mod:`dnsse.search.dfs_first_pass`), and a receive asleep on
+the message it took is woken by another message only to take that one
+(:meth:`DfsChooser._wake`). Guarantee: every schedule
 of the program is equivalent (same steps, dependent steps in the same order,
 see :mod:`dnsse.search.dependency`) to an executed one, so every deadlock,
 exception or mismatch any schedule can show was seen.
@@ -43,26 +47,14 @@ they are dependent on every step of its code.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Sequence
-
-from dnsse.engine.choices import ChoiceKind, FirstChooser, TraceDivergence
-from dnsse.engine.inputs import is_open
-from dnsse.engine.operation import Operation, is_expiry
-from dnsse.engine.object_names import number_of
 from dnsse.engine.runner import ExecutionResult
-from dnsse.search.dependency import dependent_across
+from dnsse.search.dfs_chooser import INPUT_COMBINATIONS, DfsChooser
+from dnsse.search.dfs_first_pass import FirstPassRuns, SeenRun, branch_key
 from dnsse.search.dfs_state import dfs_state, restore_dfs
-from dnsse.search.finish import Finish
+from dnsse.search.dfs_tree import AgentNode, DfsNode, add_backtrack, alternative, copy_node
 from dnsse.search.races import reversible_races
 from dnsse.search.strategy import Division, Strategy
 
-SEED = 0
-# Steps an agent that could go on (or whose timed wait could expire) is passed
-# over, in the first schedule of a branch, before it goes first.
-PATIENCE = 200
-# The most combinations of explored input values dfs enumerates (each gets a search of its own).
-INPUT_COMBINATIONS = 64
 MODEL_EXCLUDES = (
     "the seed of the program's random generators is fixed to 0, and inputs pinned with --input or without "
     "values to explore (an int or float without a Range) keep their value; "
@@ -72,203 +64,6 @@ MODEL_EXCLUDES = (
 )
 
 
-@dataclass
-class _AgentNode:
-    """A scheduling choice on the current path."""
-
-    step: int
-    runnable: tuple[int, ...]
-    operations: dict[int, Operation]
-    current: int | None
-    preemptions: int  # preemptions on the path before this choice
-    # Agents asleep on entry: the step each would take, and how many objects
-    # were named when that step was seen (names past that may differ here).
-    sleep: dict[int, tuple[Operation, int]]
-    known: int  # objects named before this choice
-    chosen: int
-    done: list[int] = field(default_factory=list)  # explored here, in order
-    backtrack: set[int] = field(default_factory=set)
-
-    def preempts(self, agent: int) -> bool:
-        # ``current`` is set only when that agent could go on (not when its wait may expire).
-        return self.current is not None and self.current in self.runnable and agent != self.current
-
-
-@dataclass
-class _ValueNode:
-    """A value choice (message match, timeout, fault) on the current path."""
-
-    kind: str
-    options: int
-    chosen: int
-
-
-_Node = _AgentNode | _ValueNode
-
-
-class DfsChooser:
-    """Replays the path prefix the strategy chose, then extends it with new nodes."""
-
-    wants_operations = True
-
-    def __init__(self, search: DfsStrategy, replay: int) -> None:
-        self.search = search
-        self.replay = replay  # how many nodes of search.path to replay
-        self.position = 0
-        self.sleep: dict[int, tuple[Operation, int]] = {}
-        self.seen_steps = 0
-        # Agent -> index of its latest step in the history (or when it was first seen runnable).
-        self.last_step: dict[int, int] = {}
-        self.known = 0  # objects named so far (the highest oN in the history)
-        self.preemptions = 0
-        self.blocked = False  # every runnable agent was asleep: the rest is redundant
-        self.input_combinations = 1  # of the input values enumerated so far in this execution
-        self.inputs_kept = 0  # input choices of this execution left at their default
-        # The first schedule of a branch lets the current agent go on, unless it is caught spinning.
-        self.finish = Finish(FirstChooser())
-
-    def next_value(self, kind: str, options: int) -> int:
-        if kind == ChoiceKind.SEED:
-            return SEED
-        if kind == ChoiceKind.INPUT:
-            if is_open(options):
-                return 0  # an int or float without a Range keeps its value, as MODEL_EXCLUDES says
-            if self.input_combinations * options > INPUT_COMBINATIONS:
-                self.inputs_kept += 1
-                self.search.inputs_kept = max(self.search.inputs_kept, self.inputs_kept)
-                return 0  # the default value; `unverified` says the search covered it only
-            self.input_combinations *= options
-        if self.blocked:
-            return 0
-        node = self._replayed()
-        if node is not None:
-            if not isinstance(node, _ValueNode) or node.kind != kind or node.options != options:
-                raise TraceDivergence(
-                    f"dfs: the program asked for a {kind} choice among {options} where it did not before"
-                )
-            return node.chosen
-        self.search.path.append(_ValueNode(kind, options, 0))
-        return 0
-
-    def next_agent(self, runnable: Sequence[int], current: int | None, step: int) -> int:
-        raise TypeError("DfsChooser needs the operations of runnable agents (wants_operations)")
-
-    def next_agent_seeing(
-        self,
-        runnable: Sequence[int],
-        current: int | None,
-        step: int,
-        operations: Sequence[Operation],
-        history: Sequence[tuple[int, Operation]],
-    ) -> int:
-        reduce = self.search.bound is None
-        for index in range(self.seen_steps, len(history)):
-            agent, operation = history[index]
-            self.last_step[agent] = index
-            if reduce:
-                if self.sleep:
-                    self.sleep = {
-                        r: (o, known)
-                        for r, (o, known) in self.sleep.items()
-                        if not dependent_across(r, o, known, agent, operation)
-                    }
-                known = self.known
-                for name, _ in operation.objects:
-                    if name.startswith("o"):  # the names number_of knows, oN and oN.attr
-                        number = number_of(name)
-                        if number is not None and number > known:
-                            known = number
-                self.known = known
-        self.seen_steps = len(history)
-        self.finish.follow(history)
-        for agent in runnable:
-            self.last_step.setdefault(agent, self.seen_steps)  # waiting since it was first seen
-        if self.blocked:
-            return self._keep_going(runnable, current, step, operations)
-        node = self._replayed()
-        if node is not None:
-            if not isinstance(node, _AgentNode) or node.runnable != tuple(runnable):
-                raise TraceDivergence(
-                    f"dfs: at step {step} the runnable agents are {list(runnable)}, not as in an earlier execution"
-                )
-        else:
-            pending = dict(zip(runnable, operations))
-            awake = set(runnable) - set(self.sleep)
-            starved = self._starved(set(runnable))
-            # A starved agent that sleeps must run all the same (the run has to
-            # end), and any schedule that runs it here is redundant.
-            if reduce and (not awake or starved in self.sleep):
-                self.blocked = True
-                return self._keep_going(runnable, current, step, operations)
-            moving = {runnable[i] for i in self.finish.moving(runnable, operations)}
-            chosen = self._first_choice(current, (awake & moving) or awake, pending, starved)
-            node = _AgentNode(
-                step, tuple(runnable), pending, current, self.preemptions, dict(self.sleep), self.known, chosen
-            )
-            node.done.append(chosen)
-            node.backtrack.add(chosen)
-            self.search.path.append(node)
-        chosen = node.chosen
-        if reduce:
-            # Siblings explored before this branch sleep until a dependent step wakes them.
-            for sibling in node.done[: node.done.index(chosen)]:
-                self.sleep[sibling] = (node.operations[sibling], node.known)
-            self.sleep.pop(chosen, None)
-        if node.preempts(chosen):
-            self.preemptions += 1
-        return list(runnable).index(chosen)
-
-    @staticmethod
-    def _first_choice(current: int | None, awake: set[int], pending: dict[int, Operation], starved: int | None) -> int:
-        """Keep the current agent when it can go on (no preemption), else the lowest id.
-
-        ``awake`` leaves out agents caught spinning while another can make
-        progress (:class:`~dnsse.search.finish.Finish`). Two more exceptions
-        keep the first schedule of a branch fair, as real runs are: an agent
-        passed over for ``PATIENCE`` steps goes first (an agent that loops
-        forever, writing as it goes, must not starve the rest, nor keep a
-        timeout from ever firing); and a timed wait gives up first only when
-        nothing else is awake. Every other order is explored where a race
-        says so.
-        """
-        if starved is not None:
-            return starved
-        if current is not None and current in awake:
-            return current
-        waiting = {agent for agent in awake if not is_expiry(pending[agent])}
-        return min(waiting or awake)
-
-    def _keep_going(
-        self, runnable: Sequence[int], current: int | None, step: int, operations: Sequence[Operation]
-    ) -> int:
-        """Past a sleep-set block the run only has to end: no new nodes, no preemptions but fair ones.
-
-        Agents that can go on come before expiring waits in ``runnable``.
-        """
-        starved = self._starved(set(runnable))
-        if starved is not None:
-            return list(runnable).index(starved)
-        return self.finish.next_agent(runnable, current, step, operations)
-
-    def _starved(self, candidates: set[int]) -> int | None:
-        """The agent that has not run for longest, once that is ``PATIENCE`` steps."""
-        last_step = self.last_step
-        longest = -1
-        since: int | None = None
-        for agent in candidates:  # the least (last step, agent), without min()'s key tuples
-            step = last_step[agent]
-            if since is None or step < since or (step == since and agent < longest):
-                longest, since = agent, step
-        return longest if since is not None and self.seen_steps - since > PATIENCE else None
-
-    def _replayed(self) -> _Node | None:
-        """The next node of the prefix to replay; ``None`` past the prefix."""
-        if self.position >= self.replay:
-            return None
-        node = self.search.path[self.position]
-        self.position += 1
-        return node
-
 
 class DfsStrategy(Strategy):
     """Depth-first over choice sequences; sets ``exhausted`` when the tree is done."""
@@ -276,11 +71,20 @@ class DfsStrategy(Strategy):
     name = "dfs"
     division = Division.TREE
 
-    def __init__(self, bound: int | None = None) -> None:
+    def __init__(self, bound: int | None = None, lock_order_last: bool = False) -> None:
         if bound is not None and bound < 0:
             raise ValueError("the preemption bound must be at least 0")
         self.bound = bound
-        self.path: list[_Node] = []
+        # A first pass keeps every lock's critical sections in the order they
+        # first ran (races between two acquisitions of one lock are counted,
+        # not reversed); a second pass over the whole tree reverses them too.
+        # Off for a subtree of a divided search: a slice that stops in its first
+        # pass would hand back a frontier without the races it put off.
+        self.first_pass = lock_order_last and bound is None
+        self.put_off = 0  # lock-order races the first pass did not reverse
+        self._first_runs = FirstPassRuns()
+        self._running: tuple = ()  # the branch_key of the execution running now
+        self.path: list[DfsNode] = []
         self.replay = 0
         self.exhausted = False
         self.executions = 0
@@ -298,6 +102,8 @@ class DfsStrategy(Strategy):
         self.escaped: list[tuple[int, frozenset[int], int]] = []
 
     def chooser_for(self, execution: int) -> DfsChooser:
+        if self.first_pass:
+            self._running = branch_key(self.path, self.replay)
         self._chooser = DfsChooser(self, self.replay)
         return self._chooser
 
@@ -314,6 +120,9 @@ class DfsStrategy(Strategy):
             del self.path[self.replay :]
         elif self.bound is None:
             self._note_footprints(result)
+            if self.first_pass:
+                added = [copy_node(node) for node in self.path[self.replay :]]
+                self._first_runs.keep(self._running, SeenRun(added, result.history, result.pending, result.created_at))
             self._add_backtracking(result)
         self._advance()
 
@@ -369,31 +178,54 @@ class DfsStrategy(Strategy):
 
     # ----------------------------------------------------------- the search
     def _advance(self) -> None:
-        """Pick the deepest node with an unexplored alternative; exhausted when none."""
+        """Pick the deepest node with an unexplored alternative; exhausted when none.
+
+        In the second pass, an execution the first pass already ran is read
+        back instead of run again (:mod:`dnsse.search.dfs_first_pass`).
+        """
+        while True:
+            self._deepest_alternative()
+            if len(self.path) == self.floor:
+                if not (self.first_pass and self.put_off):
+                    self._first_runs.clear()
+                    self.exhausted = True
+                    return
+                # Every other race was reversed; now the whole tree, lock orders included.
+                self.first_pass = False
+            if self.first_pass:
+                return
+            seen = self._first_runs.take(branch_key(self.path, self.replay))
+            if seen is None:
+                return
+            self.path.extend(copy_node(node) for node in seen.added)
+            self._note_footprints(seen)
+            self._add_backtracking(seen)
+
+    def _deepest_alternative(self) -> None:
+        """Go down to the deepest node with an unexplored alternative and take it (or to the floor)."""
         while len(self.path) > self.floor:
             node = self.path[-1]
             choice = alternative(node, self.bound)
             if choice is not None:
                 node.chosen = choice
-                if isinstance(node, _AgentNode):
+                if isinstance(node, AgentNode):
                     node.done.append(choice)
                 self.replay = len(self.path)
                 return
             self.path.pop()
         self.replay = self.floor
-        self.exhausted = True
 
-    def _note_footprints(self, result: ExecutionResult) -> None:
+    def _note_footprints(self, result: ExecutionResult | SeenRun) -> None:
         """What each chosen step touched, as it ran: what it names when it sleeps in a later branch."""
         for node in self.path:
-            if isinstance(node, _AgentNode) and node.step <= len(result.history):
+            if isinstance(node, AgentNode) and node.step <= len(result.history):
                 agent, operation = result.history[node.step - 1]
                 if agent == node.chosen:
                     node.operations[agent] = operation
 
-    def _add_backtracking(self, result: ExecutionResult) -> None:
+    def _add_backtracking(self, result: ExecutionResult | SeenRun) -> None:
         """Source-DPOR: from the state before each reversible race, schedule one agent that starts its reversal."""
-        nodes = {node.step: node for node in self.path if isinstance(node, _AgentNode)}
+        nodes = {node.step: node for node in self.path if isinstance(node, AgentNode)}
         depth = {id(node): index for index, node in enumerate(self.path)}
         if not nodes:
             return
@@ -403,36 +235,10 @@ class DfsStrategy(Strategy):
             return node.runnable if node is not None else None
 
         for race in reversible_races(result.history, result.pending, result.created_at, runnable_before):
+            if self.first_pass and race.orders_critical_sections:
+                self.put_off += 1
+                continue
             node = nodes[race.earlier + 1]
             if add_backtrack(node, race.initials, race.agent) and depth[id(node)] < self.floor:
                 # Local copies of a given prefix only stop repeats; its owner decides.
                 self.escaped.append((depth[id(node)], race.initials, race.agent))
-
-
-def alternative(node: _Node, bound: int | None) -> int | None:
-    """The next unexplored choice at ``node`` (the lowest agent or the next value), or ``None``."""
-    if isinstance(node, _ValueNode):
-        return node.chosen + 1 if node.chosen + 1 < node.options else None
-    if bound is None:
-        candidates = node.backtrack - set(node.done) - set(node.sleep)
-    else:
-        candidates = {
-            agent
-            for agent in node.runnable
-            if agent not in node.done and node.preemptions + node.preempts(agent) <= bound
-        }
-    return min(candidates) if candidates else None
-
-
-def add_backtrack(node: _AgentNode, initials: frozenset[int], agent: int) -> bool:
-    """Schedule a reversal of a race at ``node`` (source sets); whether the backtrack set grew."""
-    if initials & node.backtrack:
-        return False  # a reversal already starts here
-    startable = initials & set(node.runnable)
-    if agent in startable:
-        node.backtrack.add(agent)
-    elif startable:
-        node.backtrack.add(min(startable))
-    else:
-        node.backtrack.update(node.runnable)
-    return True

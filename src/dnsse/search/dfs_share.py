@@ -35,7 +35,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dnsse.search.dfs import DfsStrategy, _AgentNode, _Node, add_backtrack, alternative
+from dnsse.search.dfs import DfsStrategy
+from dnsse.search.dfs_tree import AgentNode, DfsNode, add_backtrack, alternative
 from dnsse.search.dfs_slice import Slice, node_from_json, operation_from_json, operation_to_json
 
 
@@ -56,7 +57,7 @@ class Unit:
 
 @dataclass
 class SharedNode:
-    node: _Node
+    node: DfsNode
     parent: int | None
     branch: int | None  # the parent's choice that leads here
     depth: int
@@ -101,9 +102,9 @@ class DfsShare:
             if choice is None:
                 self.open.discard(index)
                 continue
-            if self.bound is None and isinstance(shared.node, _AgentNode) and not set(shared.node.done) <= shared.ran:
+            if self.bound is None and isinstance(shared.node, AgentNode) and not set(shared.node.done) <= shared.ran:
                 continue  # a sibling before it has not shown what its step touched yet
-            if isinstance(shared.node, _AgentNode):
+            if isinstance(shared.node, AgentNode):
                 shared.node.done.append(choice)
             else:
                 shared.node.chosen = choice
@@ -116,7 +117,7 @@ class DfsShare:
         if footprint is None or not unit.chain:
             return
         node = self.nodes[unit.chain[-1]].node
-        if isinstance(node, _AgentNode) and unit.choice is not None:
+        if isinstance(node, AgentNode) and unit.choice is not None:
             node.operations[unit.choice] = operation_from_json(footprint)
             self.nodes[unit.chain[-1]].ran.add(unit.choice)
 
@@ -129,7 +130,7 @@ class DfsShare:
         """``unit``'s worker died in an execution: the rest of its subtree stays unexplored (see above)."""
         self.flying.pop(unit.number, None)
         self.lost += 1
-        if unit.chain and unit.choice is not None and isinstance(self.nodes[unit.chain[-1]].node, _AgentNode):
+        if unit.chain and unit.choice is not None and isinstance(self.nodes[unit.chain[-1]].node, AgentNode):
             self.nodes[unit.chain[-1]].ran.add(unit.choice)
             self._lost_branches.add((unit.chain[-1], unit.choice))
 
@@ -146,18 +147,18 @@ class DfsShare:
         for depth, initials, agent in done.escaped:
             index = unit.chain[depth]
             node = self.nodes[index].node
-            if isinstance(node, _AgentNode) and add_backtrack(node, frozenset(initials), agent):
+            if isinstance(node, AgentNode) and add_backtrack(node, frozenset(initials), agent):
                 self.open.add(index)
         parent, branch = (unit.chain[-1], unit.choice) if unit.chain else (None, None)
         for offset, data in enumerate(done.frontier):
             node = node_from_json(data)
             if offset == len(done.frontier) - 1:
                 # Its choice was made for the next execution, which did not run: not done.
-                if isinstance(node, _AgentNode):
+                if isinstance(node, AgentNode):
                     node.done.pop()
                 else:
                     node.chosen -= 1
-            ran = set(node.done) if isinstance(node, _AgentNode) else set()
+            ran = set(node.done) if isinstance(node, AgentNode) else set()
             self.nodes.append(SharedNode(node, parent, branch, unit.depth + offset, ran))
             self.open.add(len(self.nodes) - 1)
             parent, branch = len(self.nodes) - 1, data["chosen"]
@@ -201,7 +202,7 @@ class DfsShare:
         prefix = []
         for index, branch in zip(chain, branches):
             node = self.nodes[index].node
-            if isinstance(node, _AgentNode):
+            if isinstance(node, AgentNode):
                 done = [
                     agent
                     for agent in node.done[: node.done.index(branch) + 1]

@@ -19,7 +19,8 @@ from typing import Callable
 
 from dnsse.engine.operation import Access, Operation
 from dnsse.engine.runner import ExecutionResult
-from dnsse.search.dfs import DfsStrategy, _AgentNode, _Node, _ValueNode
+from dnsse.search.dfs import DfsStrategy
+from dnsse.search.dfs_tree import AgentNode, DfsNode, ValueNode
 
 
 @dataclass
@@ -115,8 +116,8 @@ def run_slice(
     )
 
 
-def _footprint(node: _Node) -> dict | None:
-    if isinstance(node, _AgentNode):
+def _footprint(node: DfsNode) -> dict | None:
+    if isinstance(node, AgentNode):
         return operation_to_json(node.operations[node.chosen])
     return None
 
@@ -133,8 +134,8 @@ def operation_from_json(data: dict) -> Operation:
     return Operation(data["kind"], tuple((name, Access(access)) for name, access in data["objects"]), data["detail"])
 
 
-def node_to_json(node: _Node) -> dict:
-    if isinstance(node, _ValueNode):
+def node_to_json(node: DfsNode) -> dict:
+    if isinstance(node, ValueNode):
         return {"value": node.kind, "options": node.options, "chosen": node.chosen}
     return {
         "step": node.step,
@@ -150,10 +151,10 @@ def node_to_json(node: _Node) -> dict:
     }
 
 
-def node_from_json(data: dict) -> _Node:
+def node_from_json(data: dict) -> DfsNode:
     if "value" in data:
-        return _ValueNode(data["value"], data["options"], data["chosen"])
-    return _AgentNode(
+        return ValueNode(data["value"], data["options"], data["chosen"])
+    return AgentNode(
         step=data["step"],
         runnable=tuple(data["runnable"]),
         operations={agent: operation_from_json(operation) for agent, operation in data["operations"]},

@@ -5,7 +5,7 @@ happens before the later only through their own dependency, and the later
 agent could have taken its step in the earlier one's place. Reversing each
 race once, from the state before its earlier step, is what lets DPOR reach
 every class of executions (Abdulla, Aronis, Jonsson, Sagonas: "Source Sets",
-JACM 2017). Two refinements keep the number of executions near one per class:
+JACM 2017). Three refinements keep the number of executions near one per class:
 
 - **Only races that can be reversed.** When the later agent was blocked
   before the earlier step on that very operation (a lock held by the other
@@ -14,10 +14,17 @@ JACM 2017). Two refinements keep the number of executions near one per class:
   possible, so they order the steps (happens-before) but never race: the
   acquire races with the other agent's acquire. Blocked agents create no
   backtrack points.
+- **Messages.** A receive that took a message does not race with the send
+  that posted it (it cannot take it first), nor with a send it only saw
+  posted and did not take: it could take what it took had that send come
+  after it, and its other choices are its value choice.
 - **Initials, not every agent.** The reversed order starts with some agent
   whose first step after the earlier one depends on nothing else in between;
   adding one of those (and none when one is already scheduled there) is
   enough (a *source set*).
+
+Each race says whether it orders two critical sections of one lock (both
+steps acquire it), which the first pass of ``dfs`` leaves for later.
 
 Agents that had not finished when the execution ended count with the
 operation they were stopped at, as a last step that did not happen.
@@ -29,7 +36,9 @@ from dataclasses import dataclass
 from typing import Callable, Iterator, Sequence
 
 from dnsse.engine.operation import Access, Operation, races_on_one_object
-from dnsse.search.dependency import HappensBefore, dependent, happens_before, touches
+from dnsse.search.dependency import MESSAGE_PREFIX, HappensBefore, dependent, happens_before, only_offers, touches
+
+LOCK_ACQUIRE = "lock.acquire"
 
 
 @dataclass(frozen=True)
@@ -40,6 +49,8 @@ class Race:
     later: int
     agent: int  # the agent of the later step
     initials: frozenset[int]
+    # Both steps take one lock: reversing the race reorders two critical sections.
+    orders_critical_sections: bool = False
 
 
 def reversible_races(
@@ -70,8 +81,13 @@ def reversible_races(
             creator = created_at[agent] - 1 if agent < len(created_at) else -1
             seen = order.clocks[creator] if 0 <= creator < executed else [0] * order.agents
         candidates = _dependent_before(agent, operation, seen, extended, accesses, order)
+        taken = _messages_written(operation)
         reversible = {}
         for index, racing in candidates.items():
+            if taken and taken & _messages_written(extended[index][1]):
+                continue  # it took the message that step posted: it cannot take it before
+            if only_offers(*extended[index], agent, operation):
+                continue
             runnable = runnable_before(index)
             if runnable is None or (not racing and agent not in runnable):
                 continue
@@ -85,11 +101,30 @@ def reversible_races(
         for index, between in reversible.items():
             if any(other != index and order.before(index, other) for other in reversible):
                 continue  # not the last of a chain: reversing the last one covers it
-            yield Race(index, later, agent, _initials(between, later, agent, extended, order))
+            yield Race(
+                index,
+                later,
+                agent,
+                _initials(between, later, agent, extended, order),
+                takes_one_lock(extended[index][1], operation),
+            )
         if later < executed:
             for name, access in touches(agent, operation):
                 accesses.setdefault(name, []).append((later, access))
             last_of[agent] = later
+
+
+def _messages_written(operation: Operation) -> set[str]:
+    """The messages a step posts or takes."""
+    return {name for name, access in operation.objects if access is not Access.READ and name.startswith(MESSAGE_PREFIX)}
+
+
+def takes_one_lock(operation: Operation, other: Operation) -> bool:
+    """Whether both operations acquire one lock (and touch nothing else they share)."""
+    if operation.kind != LOCK_ACQUIRE or other.kind != LOCK_ACQUIRE:
+        return False
+    mine = {name for name, access in operation.objects if access is Access.SYNC}
+    return bool(mine & {name for name, access in other.objects if access is Access.SYNC})
 
 
 def _dependent_before(

@@ -50,7 +50,7 @@ def make_strategy(
     if name == "dfs":
         from dnsse.search.dfs import DfsStrategy
 
-        return DfsStrategy(bound=preemption_bound)
+        return DfsStrategy(bound=preemption_bound, lock_order_last=True)
     if name in ("ipb", "idb"):
         from dnsse.search.bounded import DELAYS, PREEMPTIONS, IterativeBoundStrategy
 
