@@ -21,7 +21,7 @@ EXAMPLE = ROOT / "examples" / "loss_scaling.py"
 def run_cli(*arguments: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
     """The real command, in a child process, as a user runs it."""
     return subprocess.run(
-        [sys.executable, "-m", "dnsse.cli", *arguments], capture_output=True, text=True, cwd=cwd, timeout=300
+        [sys.executable, "-m", "dnsse.cli", *arguments], capture_output=True, text=True, cwd=cwd, timeout=600
     )
 
 
@@ -57,7 +57,7 @@ def test_a_torch_program_without_torch_installed_is_bad_input(tmp_path: Path) ->
     path = os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH", "")]))
     found = subprocess.run(
         [sys.executable, "-m", "dnsse.cli", "check", f"{EXAMPLE}:main", "--out", str(tmp_path / "out")],
-        capture_output=True, text=True, timeout=300, env={**os.environ, "PYTHONPATH": path},
+        capture_output=True, text=True, timeout=600, env={**os.environ, "PYTHONPATH": path},
     )
     assert found.returncode == 2, found.stderr
     assert "torch is not installed for this Python" in found.stderr and "Traceback" not in found.stderr

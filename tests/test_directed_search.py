@@ -38,7 +38,7 @@ def test_symbolic_reaches_an_item_overflow_on_one_rank_only(tmp_path: Path) -> N
     done = subprocess.run(
         [sys.executable, "-m", "dnsse.cli", "check", f"{PROGRAMS / 'directed_torch.py'}:overflow",
          "--strategy", "symbolic", "--budget", "10", "--out", str(tmp_path), "--json", str(report)],
-        capture_output=True, text=True, timeout=300,
+        capture_output=True, text=True, timeout=600,
     )
     assert done.returncode == 1, done.stdout + done.stderr
     (bug,) = json.loads(report.read_text())["bugs"]
@@ -48,7 +48,7 @@ def test_symbolic_reaches_an_item_overflow_on_one_rank_only(tmp_path: Path) -> N
     engines = json.loads(report.read_text())["engines"]["symbolic"]
     assert engines["confirmed"] >= 1 and engines["queries"] >= 1
     replayed = subprocess.run(
-        [sys.executable, "-m", "dnsse.cli", "replay", bug["trace"]], capture_output=True, text=True, timeout=300
+        [sys.executable, "-m", "dnsse.cli", "replay", bug["trace"]], capture_output=True, text=True, timeout=600
     )
     assert replayed.returncode == 1 and "reproduced" in replayed.stdout
 
@@ -69,7 +69,7 @@ def test_hybrid_finds_a_bug_that_needs_an_input_value_and_an_ordering(tmp_path: 
     done = subprocess.run(
         [sys.executable, "-m", "dnsse.cli", "check", f"{PROGRAMS / 'directed_inputs.py'}:pool_race",
          "--budget", "1000", "--out", str(tmp_path), "--json", str(report)],
-        capture_output=True, text=True, timeout=300,
+        capture_output=True, text=True, timeout=600,
     )
     assert done.returncode == 1, done.stdout + done.stderr
     data = json.loads(report.read_text())

@@ -77,7 +77,7 @@ def test_worker_processes_keep_globals_between_tasks_as_under_real_ray(tmp_path)
     # The workers import the driver's module `cache` as Ray's do: from the program's directory.
     environment = {**os.environ, "PYTHONPATH": str(directory)}
     done = subprocess.run([sys.executable, "-c", _OBSERVE_UNDER_REAL_RAY, str(directory)], capture_output=True,
-                          text=True, timeout=300, env=environment, cwd=tmp_path)
+                          text=True, timeout=600, env=environment, cwd=tmp_path)
     if done.stdout.startswith("CANNOT START"):
         pytest.skip(f"real Ray cannot start here: {done.stdout.strip()}")
     assert done.returncode == 0, done.stderr[-3000:]

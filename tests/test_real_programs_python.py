@@ -73,7 +73,7 @@ def _plain(target: str) -> subprocess.CompletedProcess:
     """The entry point run by plain Python, in a fresh interpreter as a user runs it."""
     file, function = target.split(":")
     code = f"import sys; sys.path.insert(0, {str(REAL)!r}); import {file[:-3]} as m; m.{function}()"
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
 
 
 @pytest.fixture(scope="module")

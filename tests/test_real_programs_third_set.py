@@ -254,7 +254,7 @@ def test_under_real_ray_the_correct_versions_return_the_same_and_the_lost_checkp
                "ray_checkpointing.py:run_exit_statuses", "ray_async_streaming.py:run"]
     environment = {**os.environ, "RAY_ENABLE_UV_RUN_RUNTIME_ENV": "0"}
     done = subprocess.run([sys.executable, "-c", _UNDER_REAL_RAY, str(REAL)], input=json.dumps(targets),
-                          capture_output=True, text=True, timeout=300, env=environment)
+                          capture_output=True, text=True, timeout=600, env=environment)
     line = next((line for line in done.stdout.splitlines() if line.startswith("OUTCOMES ")), None)
     assert line is not None, done.stdout + done.stderr
     outcomes = json.loads(line.removeprefix("OUTCOMES "))

@@ -75,7 +75,7 @@ def test_real_gloo_runs_the_rank_thread_programs(tmp_path) -> None:
         for worker in workers:
             worker.start()
         try:
-            outcomes = dict(queue.get(timeout=240) for _ in workers)
+            outcomes = dict(queue.get(timeout=600) for _ in workers)
         except Exception as error:  # noqa: BLE001 - gloo could not start here
             pytest.skip(f"two gloo processes could not run here: {error!r}")
         finally:
