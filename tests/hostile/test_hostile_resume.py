@@ -24,7 +24,7 @@ RACY = [target("slow.py:racy"), "--input", "rounds=30", "--keep-going", "--budge
 EASY = [target("slow.py:racy"), "--input", "rounds=3", "--keep-going", "--budget", "64"]
 LOCKED = [target("slow.py:locked"), "--input", "workers=2", "--input", "rounds=4", "--budget", "5000"]
 # How long an interrupted campaign may take (a hang, not a measure).
-PATIENCE_S = 300
+PATIENCE_S = 600
 
 
 def counting(runs: Path, at: int) -> dict[str, str]:
