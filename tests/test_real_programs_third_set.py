@@ -108,7 +108,7 @@ def test_continuations_of_work_futures_waited_inside_backward_hooks_pass(target:
     pytest.importorskip("torch")
     # Each continuation was a plain torch future: waited inside the hook (itself or through
     # torch.futures.wait_all), it blocked outside any scheduling point.
-    _passes(target, tmp_path, capsys, "--world-size", "2", "--budget", "5", "--execution-timeout", "10")
+    _passes(target, tmp_path, capsys, "--world-size", "2", "--budget", "5", "--execution-timeout", "120")
 
 
 @pytest.mark.torch
@@ -116,7 +116,7 @@ def test_a_read_of_the_bucket_before_its_all_reduce_finished_is_found_in_the_hoo
     pytest.importorskip("torch")
     _found_and_replayed("torch_reduction_continuation.py:norm_before_wait", "exception",
                         "async all_reduce buffer read before Work.wait() on rank", tmp_path, capsys,
-                        "--world-size", "2", "--budget", "5", "--execution-timeout", "10")
+                        "--world-size", "2", "--budget", "5", "--execution-timeout", "120")
 
 
 # ------------------------------------------------ Megatron's sequence-parallel weight gradient
