@@ -20,8 +20,14 @@ from pathlib import Path
 from typing import Iterator
 
 import pytest
+from hypothesis import settings
 
 _TORCH = importlib.util.find_spec("torch") is not None
+
+# Property tests: no per-example deadline (a loaded machine would fail a correct example for its speed),
+# and no example database written into the checkout (parallel workers would share it).
+settings.register_profile("dnsse", deadline=None, database=None)
+settings.load_profile("dnsse")
 
 # The markers of tests that start real backends, and the one worker group they share.
 REAL_BACKENDS = ("ray", "gloo")

@@ -114,8 +114,9 @@ def test_traces_are_never_overwritten(tmp_path: Path, capsys: pytest.CaptureFixt
         (["replay", "missing-trace.json"], "does not exist"),
     ],
 )
-def test_bad_input_exits_two_with_a_message_and_no_traceback(arguments: list[str], message: str) -> None:
-    result = run_cli(*arguments)
+def test_bad_input_exits_two_with_a_message_and_no_traceback(arguments: list[str], message: str, tmp_path: Path) -> None:
+    # In a directory of its own: a refused target still leaves the default --out directory behind.
+    result = run_cli(*arguments, cwd=tmp_path)
     assert result.returncode == 2, result.stdout + result.stderr
     assert message in result.stderr
     assert "Traceback" not in result.stderr
