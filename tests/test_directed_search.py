@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from dnsse.search.campaign import CampaignConfig, run_campaign
 from tests.helpers import PROGRAMS
 
@@ -33,6 +35,7 @@ def test_symbolic_solves_a_narrow_band_with_floor_division_and_modulo(tmp_path: 
     assert first_bug("directed_inputs.py:narrow_band", "random", 1000, tmp_path) is None
 
 
+@pytest.mark.slow
 def test_symbolic_reaches_an_item_overflow_on_one_rank_only(tmp_path: Path) -> None:
     report = tmp_path / "report.json"
     done = subprocess.run(

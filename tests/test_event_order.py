@@ -22,6 +22,7 @@ def run_cli(*arguments: str) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("strategy", ["dfs", "random", "pct"])
 def test_a_load_between_another_ranks_save_events_is_found_and_replays(tmp_path: Path, strategy: str) -> None:
     found = run_cli(

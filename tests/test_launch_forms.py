@@ -72,6 +72,7 @@ def test_a_torchrun_script_passes_and_its_report_names_the_command(tmp_path: Pat
     assert report["target"] == " ".join(TRAIN) and report["framework"] == "torch" and report["world_size"] == 2
 
 
+@pytest.mark.slow
 @pytest.mark.torch
 def test_a_torchrun_script_s_hang_at_a_rank_0_only_barrier_is_found_and_replayed_from_another_directory(
     tmp_path: Path,

@@ -30,6 +30,7 @@ def suite_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subproces
     return directory, run_pytest(directory)
 
 
+@pytest.mark.slow
 def test_each_bug_fails_its_test_and_correct_tests_pass(suite_run: tuple[Path, subprocess.CompletedProcess]) -> None:
     _, ran = suite_run
     assert ran.returncode == 1
@@ -94,6 +95,7 @@ def test_select_with_k(tmp_path: Path) -> None:
     assert re.search(r"1 passed, 3 deselected", ran.stdout), ran.stdout[-2000:]
 
 
+@pytest.mark.slow
 def test_runs_under_pytest_xdist(tmp_path: Path) -> None:
     pytest.importorskip("xdist", reason="pytest-xdist is not installed")
     ran = run_pytest(tmp_path, "-p", "xdist.plugin", "-n", "2")

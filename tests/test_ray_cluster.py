@@ -211,6 +211,7 @@ def test_a_directed_search_on_two_ray_workers_runs_what_two_worker_processes_run
     assert {(b["kind"], b["message"]) for b in ray_run["bugs"]} == {(b["kind"], b["message"]) for b in local["bugs"]}
 
 
+@pytest.mark.slow
 @pytest.mark.ray
 @pytest.mark.parametrize("strategy", ["random", "hybrid"])
 def test_the_json_report_names_the_torch_semantics_on_a_cluster_as_without_one(

@@ -38,6 +38,7 @@ def _run_under_real_ray() -> dict:
         ray.shutdown()
 
 
+@pytest.mark.slow
 def test_a_correct_program_gives_the_same_results_under_real_ray_and_under_control() -> None:
     expected = _run_under_real_ray()
     real_ray = sys.modules["ray"]
@@ -71,6 +72,7 @@ ray.shutdown()
 """
 
 
+@pytest.mark.slow
 def test_worker_processes_keep_globals_between_tasks_as_under_real_ray(tmp_path) -> None:
     pytest.importorskip("ray", reason="real Ray is not installed (pip install ray)")
     directory = PROGRAMS / "ray_processes"
@@ -114,6 +116,7 @@ for target in sys.argv[1:]:
 """
 
 
+@pytest.mark.slow
 def test_what_dnsse_passes_of_cancelling_actor_calls_holds_under_real_ray(tmp_path) -> None:
     """Each of these passes every execution under dnsse (test_ray_cancel_actors.py)."""
     pytest.importorskip("ray", reason="real Ray is not installed (pip install ray)")

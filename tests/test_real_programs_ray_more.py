@@ -110,6 +110,7 @@ ray.shutdown()
 """
 
 
+@pytest.mark.slow
 @pytest.mark.ray
 def test_under_real_ray_the_correct_versions_pass_and_the_deterministic_bugs_fail_alike() -> None:
     """What the correct drivers assert holds under real Ray, and the read-only arrays fail there as here."""

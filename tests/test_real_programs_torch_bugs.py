@@ -27,6 +27,7 @@ BUGGY = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("target", "world_size", "kind", "says"), BUGGY)
 def test_the_bug_variant_is_found_and_replays(target: str, world_size: int, kind: str, says: str, tmp_path: Path, capsys) -> None:
     status = main(["check", f"{REAL}/{target}", "--world-size", str(world_size), "--budget", "30",

@@ -90,6 +90,7 @@ def test_ray_documentation_patterns_with_timeouts_and_polling_pass(function: str
     assert not bugs, bugs[0]
 
 
+@pytest.mark.slow
 @pytest.mark.ray
 def test_the_ray_patterns_pass_under_real_ray() -> None:
     pytest.importorskip("ray")

@@ -113,6 +113,7 @@ def test_dfs_exhausts_a_program_with_a_timed_wait() -> None:
 
 
 # Not dfs: its race analysis grows with the square of an execution's steps, and these take some 50,000.
+@pytest.mark.slow
 @pytest.mark.parametrize("strategy_name", ["random", "pct"])
 def test_a_sync_actor_busy_forever_lets_the_drivers_get_time_out(tmp_path: Path, strategy_name: str) -> None:
     """Ray's docs: ``run`` occupies the actor's thread, so ``get_num_executed`` cannot answer.

@@ -17,6 +17,7 @@ def test_every_collective_computes_the_values_worked_out_by_hand():
         assert result.bug is None, result.bug.render()
 
 
+@pytest.mark.slow
 @pytest.mark.gloo
 def test_real_gloo_computes_the_same_values():
     sys.path.insert(0, str(PROGRAMS))

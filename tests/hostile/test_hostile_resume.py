@@ -54,6 +54,7 @@ def _outcome(report: Path) -> tuple:
     return data["executions"], bugs, data.get("engines"), data.get("advisor"), data.get("verified")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("strategy", "arguments"),
     [("hybrid", RACY), ("llm", RACY), ("fuzz", RACY), ("symbolic", RACY), ("dfs", LOCKED)],
@@ -98,6 +99,7 @@ def test_a_damaged_learnt_state_is_bad_input(tmp_path: Path) -> None:
     assert "what the hybrid strategy learnt is damaged" in resumed.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("strategy", ["random", "pct"])
 def test_a_resumed_campaign_of_two_workers_runs_what_the_uninterrupted_one_runs(strategy: str, tmp_path: Path) -> None:
     # Each worker goes on at its next execution with what it had learnt; bugs are compared as a set,
