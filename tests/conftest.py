@@ -41,6 +41,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip)
         if any(item.get_closest_marker(name) is not None for name in REAL_BACKENDS):
             item.add_marker(pytest.mark.xdist_group(REAL_BACKENDS_GROUP))
+    # The modules with slow tests first, each kept whole (its module-scoped fixtures are made once): the
+    # workers hand out tests in this order, so the suite does not end with one worker on a long test
+    # while the others wait.
+    slow_modules = {item.path for item in items if item.get_closest_marker("slow") is not None}
+    items.sort(key=lambda item: item.path not in slow_modules)
 
 
 def stalls_beyond_their_bound(root: Path) -> list[str]:
