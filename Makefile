@@ -22,8 +22,12 @@ demo: install
 	$(BIN)/dnsse check $(DEMO) --out .dnsse/demo; test $$? -eq 1
 	$(BIN)/dnsse replay .dnsse/demo/bug-1.json; test $$? -eq 1
 
+# The suite runs on one worker process per core, at most 4; the tests that start real Ray or gloo
+# share one worker and run one after another (tests/conftest.py says why).
+TEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); [ $$n -gt 4 ] && n=4; echo $$n)
+
 test: install
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup
 
 # The torch-free tests on the other supported Pythons (3.12, 3.13), each in a venv of its own
 # without torch (no CPU build of it is served for them here): threads and their shared-state

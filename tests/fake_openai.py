@@ -1,7 +1,8 @@
 """A small OpenAI-compatible chat completions server on loopback, for contract tests.
 
 Each request takes the next canned behaviour: an answer text, an HTTP error
-status, a slow answer, or a dropped connection. Every request body and its
+status, an answer held back until the test releases it, or a dropped
+connection. Every request body and its
 headers are kept for the test to inspect.
 """
 
@@ -9,7 +10,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -18,7 +18,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 class Canned:
     text: str = '{"hints": []}'
     status: int = 200
-    delay_s: float = 0.0
+    # Set: the answer waits until the test sets this event (a slow endpoint, however fast the machine).
+    hold: threading.Event | None = None
     drop: bool = False
 
 
@@ -41,8 +42,8 @@ class FakeOpenAI:
                 fake.requests.append(body)
                 fake.headers.append({key.lower(): value for key, value in self.headers.items()})
                 canned = fake.behaviours.pop(0) if fake.behaviours else Canned()
-                if canned.delay_s:
-                    time.sleep(canned.delay_s)
+                if canned.hold is not None:
+                    canned.hold.wait(600)  # a safety net only: every test releases what it holds
                 if canned.drop:
                     self.connection.close()
                     return
@@ -76,7 +77,8 @@ class FakeOpenAI:
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        # Looks for a shutdown every 50 ms, so closing the server does not wait half a second.
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
         self.thread.start()
 
     @property

@@ -156,7 +156,7 @@ def run_under_gloo(targets: Sequence[str], world_size: int, out: Path) -> None:
     import under_gloo
 
     outcomes = gloo_processes(
-        world_size, under_gloo.run, lambda rank, store: (rank, world_size, store, list(targets), str(out)), 240
+        world_size, under_gloo.run, lambda rank, store: (rank, world_size, store, list(targets), str(out)), 600
     )
     if any(outcome != "ok" for outcome in outcomes.values()):
         pytest.skip(f"the programs could not run under gloo here: {outcomes}")

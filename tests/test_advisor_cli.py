@@ -51,7 +51,7 @@ def run_cli(*arguments: str, key: bool = True) -> subprocess.CompletedProcess:
         environment["DNSSE_LLM_API_KEY"] = SECRET
     return subprocess.run(
         [sys.executable, "-m", "dnsse.cli", *arguments],
-        capture_output=True, text=True, timeout=300, env=environment,
+        capture_output=True, text=True, timeout=600, env=environment,
     )
 
 

@@ -42,6 +42,7 @@ def _campaign(tmp_path: Path, target: str, strategy: str, budget: int, run: int)
     }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "target, strategy, budget, bug",
     [

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from helpers import check_report
 
 from dnsse.advisor.actor_calls import calls_in, state_changing_methods
@@ -92,6 +93,7 @@ def _check(tmp_path: Path, entry: str, strategy: str, seed: int, budget: int = 3
     return check_report(tmp_path, f"{PROGRAM}:{entry}", strategy, seed, budget)
 
 
+@pytest.mark.slow
 def test_the_crash_hint_finds_the_lost_update_on_restart_sooner_than_random(tmp_path: Path) -> None:
     for seed in SEEDS:
         code, guided = _check(tmp_path, "main", "llm", seed)

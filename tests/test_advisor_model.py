@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 import time
 from pathlib import Path
 
@@ -58,7 +59,7 @@ def api_key(monkeypatch):
 
 def _advisor(server: FakeOpenAI, tmp_path: Path, **overrides) -> ModelAdvisor:
     settings = dict(
-        base_url=server.base_url, model="canned-model", timeout_s=2.0, max_calls=5, concurrency=1,
+        base_url=server.base_url, model="canned-model", timeout_s=120.0, max_calls=5, concurrency=1,
         every_executions=1, cache_dir=tmp_path / "cache",
     )
     settings.update(overrides)
@@ -68,16 +69,16 @@ def _advisor(server: FakeOpenAI, tmp_path: Path, **overrides) -> ModelAdvisor:
     return advisor
 
 
-def _wait_for_answers(advisor: ModelAdvisor, summary: RunSummary, seconds: float = 10.0) -> list:
-    """Collect until every request in flight has been answered or failed."""
+def _wait_for_answers(advisor: ModelAdvisor, summary: RunSummary) -> list:
+    """Collect until every request in flight has been answered or failed (600 s: a safety net, never reached)."""
     hints: list = []
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
+    deadline = time.monotonic() + 600
+    while True:
         hints.extend(advisor._collect(summary))
         if not advisor._pending:
-            break
-        time.sleep(0.02)
-    return hints
+            return hints
+        assert time.monotonic() < deadline, "a request to the fake endpoint never ended"
+        time.sleep(0.02)  # how often to look, not how long to wait
 
 
 def test_sends_the_documented_prompt_model_and_key(server, tmp_path):
@@ -151,17 +152,34 @@ def test_hints_naming_unknown_agents_or_lines_are_discarded(server, tmp_path):
     assert "confidence" in reasons and "unknown type 'shell'" in reasons
 
 
+def test_a_request_runs_in_the_background_while_the_endpoint_has_not_answered(server, tmp_path):
+    answer = threading.Event()
+    server.behaviours.append(Canned(GOOD, hold=answer))
+    advisor = _advisor(server, tmp_path)
+    summary = _summary()
+    try:
+        assert advisor.advise(summary) == []
+        # advise returned while the endpoint still holds its answer back: nothing waited for it.
+        assert [pending.done for pending in advisor._pending] == [False]
+    finally:
+        answer.set()
+    hints = _wait_for_answers(advisor, summary)
+    assert len(hints) == 1 and advisor.stats.calls == 1 and advisor.stats.failures == 0
+
+
 def test_a_slow_endpoint_times_out_without_stalling_and_is_given_up(server, tmp_path):
-    server.behaviours.extend([Canned(GOOD, delay_s=3), Canned(GOOD, delay_s=3)])
+    never_in_time = threading.Event()  # released only once the test is over
+    server.behaviours.extend([Canned(GOOD, hold=never_in_time), Canned(GOOD, hold=never_in_time)])
     advisor = _advisor(server, tmp_path, timeout_s=0.3)
     summary = _summary()
-    started = time.monotonic()
-    advisor.advise(summary)
-    assert time.monotonic() - started < 0.25  # the request runs in the background
-    _wait_for_answers(advisor, summary)
-    summary.executions += 1
-    advisor.advise(summary)
-    _wait_for_answers(advisor, summary)
+    try:
+        advisor.advise(summary)
+        _wait_for_answers(advisor, summary)
+        summary.executions += 1
+        advisor.advise(summary)
+        _wait_for_answers(advisor, summary)
+    finally:
+        never_in_time.set()
     assert advisor.stats.failures == 2
     assert advisor.stats.gave_up is not None and "Timeout" in advisor.stats.gave_up
     assert len(advisor.notices) == 1 and "goes on without it" in advisor.notices[0]
@@ -189,7 +207,7 @@ def test_the_call_budget_is_respected(server, tmp_path):
     summary = _summary()
     for _ in range(6):
         advisor.advise(summary)
-        _wait_for_answers(advisor, summary, seconds=2)
+        _wait_for_answers(advisor, summary)
         summary.executions += 1
     assert len(server.requests) == 2 and advisor.stats.calls == 2
 

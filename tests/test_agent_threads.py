@@ -48,5 +48,5 @@ def test_rank_threads_are_kept_and_other_agents_threads_are_not(monkeypatch: pyt
     done = _thread.allocate_lock()
     done.acquire()
     agent_threads.start(done.release, keep=False)
-    assert done.acquire(timeout=60)
+    assert done.acquire(timeout=600)  # a safety net: the thread ends at once
     assert len(started) == count + 1 and started[-1] == done.release

@@ -99,7 +99,7 @@ def test_io_outside_the_model_is_exit_2_naming_the_api(function: str, api: str, 
     done = subprocess.run(
         [sys.executable, "-m", "dnsse.cli", "check", f"{PROGRAMS / PROGRAM}:{function}", "--budget", "5",
          "--out", str(tmp_path)],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True, text=True, timeout=600,
     )
     assert done.returncode == 2, done.stdout + done.stderr
     assert api in done.stderr

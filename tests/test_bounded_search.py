@@ -148,7 +148,7 @@ def check(tmp_path: Path, entry: str, strategy: str, budget: int) -> tuple[subpr
     result = subprocess.run(
         [sys.executable, "-m", "dnsse.cli", "check", f"{PROGRAM}:{entry}", "--strategy", strategy, "--budget",
          str(budget), "--no-minimize", "--out", str(tmp_path / "out"), "--json", str(report)],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True, text=True, timeout=600,
     )
     return result, json.loads(report.read_text())
 
@@ -161,7 +161,7 @@ def test_a_lost_update_is_found_after_bound_zero_replays_and_the_report_says_so(
     assert "ipb ran every schedule with at most 0 preemptions; bound 1 was in progress" in result.stdout
     replay = subprocess.run(
         [sys.executable, "-m", "dnsse.cli", "replay", report["bugs"][0]["trace"]], capture_output=True, text=True,
-        timeout=120,
+        timeout=600,
     )
     assert replay.returncode == 1, replay.stdout + replay.stderr
     assert "lost update" in replay.stdout
@@ -186,7 +186,7 @@ def test_workers_are_refused_rather_than_running_another_search(tmp_path: Path) 
     result = subprocess.run(
         [sys.executable, "-m", "dnsse.cli", "check", f"{PROGRAM}:deadlock", "--strategy", "idb", "--workers", "2",
          "--out", str(tmp_path / "out")],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True, text=True, timeout=600,
     )
     assert result.returncode == 2, result.stdout + result.stderr
     assert "--workers divides only the dfs search" in result.stderr

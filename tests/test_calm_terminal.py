@@ -22,7 +22,7 @@ COUNTER = f"{PROGRAMS}/threads_counter.py:unlocked"
 
 
 def run_cli(*arguments: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "dnsse", *arguments], capture_output=True, text=True, timeout=120)
+    return subprocess.run([sys.executable, "-m", "dnsse", *arguments], capture_output=True, text=True, timeout=600)
 
 
 def test_version_names_the_package_version() -> None:

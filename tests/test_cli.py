@@ -21,7 +21,7 @@ EXAMPLE = ROOT / "examples" / "loss_scaling.py"
 def run_cli(*arguments: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
     """The real command, in a child process, as a user runs it."""
     return subprocess.run(
-        [sys.executable, "-m", "dnsse.cli", *arguments], capture_output=True, text=True, cwd=cwd, timeout=300
+        [sys.executable, "-m", "dnsse.cli", *arguments], capture_output=True, text=True, cwd=cwd, timeout=600
     )
 
 
@@ -57,7 +57,7 @@ def test_a_torch_program_without_torch_installed_is_bad_input(tmp_path: Path) ->
     path = os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH", "")]))
     found = subprocess.run(
         [sys.executable, "-m", "dnsse.cli", "check", f"{EXAMPLE}:main", "--out", str(tmp_path / "out")],
-        capture_output=True, text=True, timeout=300, env={**os.environ, "PYTHONPATH": path},
+        capture_output=True, text=True, timeout=600, env={**os.environ, "PYTHONPATH": path},
     )
     assert found.returncode == 2, found.stderr
     assert "torch is not installed for this Python" in found.stderr and "Traceback" not in found.stderr
@@ -114,8 +114,9 @@ def test_traces_are_never_overwritten(tmp_path: Path, capsys: pytest.CaptureFixt
         (["replay", "missing-trace.json"], "does not exist"),
     ],
 )
-def test_bad_input_exits_two_with_a_message_and_no_traceback(arguments: list[str], message: str) -> None:
-    result = run_cli(*arguments)
+def test_bad_input_exits_two_with_a_message_and_no_traceback(arguments: list[str], message: str, tmp_path: Path) -> None:
+    # In a directory of its own: a refused target still leaves the default --out directory behind.
+    result = run_cli(*arguments, cwd=tmp_path)
     assert result.returncode == 2, result.stdout + result.stderr
     assert message in result.stderr
     assert "Traceback" not in result.stderr

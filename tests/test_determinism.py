@@ -31,7 +31,7 @@ def run_cli(*arguments: str, hash_seed: str | None = None) -> subprocess.Complet
     if hash_seed is not None:
         environment["PYTHONHASHSEED"] = hash_seed
     return subprocess.run(
-        [sys.executable, "-m", "dnsse.cli", *arguments], capture_output=True, text=True, env=environment, timeout=300
+        [sys.executable, "-m", "dnsse.cli", *arguments], capture_output=True, text=True, env=environment, timeout=600
     )
 
 

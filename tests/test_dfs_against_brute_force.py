@@ -178,6 +178,7 @@ def test_dfs_sees_every_bug_and_final_state_of_generated_threaded_programs(tmp_p
     compare(tmp_path, source, world_size=2)
 
 
+@pytest.mark.slow
 @settings(
     max_examples=3,
     derandomize=True,

@@ -185,7 +185,7 @@ def test_divided_dfs_sees_every_bug_and_final_state_brute_force_sees(tmp_path: P
 
 
 def run_cli(*arguments: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "dnsse.cli", *arguments], capture_output=True, text=True, timeout=300)
+    return subprocess.run([sys.executable, "-m", "dnsse.cli", *arguments], capture_output=True, text=True, timeout=600)
 
 
 def test_two_worker_processes_exhaust_dfs_with_the_single_process_verdict(tmp_path: Path) -> None:

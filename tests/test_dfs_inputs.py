@@ -27,7 +27,7 @@ PROGRAM = Path(__file__).parent / "programs" / "dfs_inputs.py"
 
 
 def run_cli(*arguments: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "dnsse", *arguments], capture_output=True, text=True, timeout=300)
+    return subprocess.run([sys.executable, "-m", "dnsse", *arguments], capture_output=True, text=True, timeout=600)
 
 
 def check(tmp_path: Path, function: str, *options: str) -> tuple[subprocess.CompletedProcess, dict]:

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from dnsse.campaign.config import CampaignConfig
 from dnsse.campaign.run import run_campaign
 from tests.helpers import PROGRAMS
@@ -34,12 +36,13 @@ def test_symbolic_solves_a_narrow_band_with_floor_division_and_modulo(tmp_path: 
     assert first_bug("directed_inputs.py:narrow_band", "random", 1000, tmp_path) is None
 
 
+@pytest.mark.slow
 def test_symbolic_reaches_an_item_overflow_on_one_rank_only(tmp_path: Path) -> None:
     report = tmp_path / "report.json"
     done = subprocess.run(
         [sys.executable, "-m", "dnsse.cli", "check", f"{PROGRAMS / 'directed_torch.py'}:overflow",
          "--strategy", "symbolic", "--budget", "10", "--out", str(tmp_path), "--json", str(report)],
-        capture_output=True, text=True, timeout=300,
+        capture_output=True, text=True, timeout=600,
     )
     assert done.returncode == 1, done.stdout + done.stderr
     (bug,) = json.loads(report.read_text())["bugs"]
@@ -49,7 +52,7 @@ def test_symbolic_reaches_an_item_overflow_on_one_rank_only(tmp_path: Path) -> N
     engines = json.loads(report.read_text())["engines"]["symbolic"]
     assert engines["confirmed"] >= 1 and engines["queries"] >= 1
     replayed = subprocess.run(
-        [sys.executable, "-m", "dnsse.cli", "replay", bug["trace"]], capture_output=True, text=True, timeout=300
+        [sys.executable, "-m", "dnsse.cli", "replay", bug["trace"]], capture_output=True, text=True, timeout=600
     )
     assert replayed.returncode == 1 and "reproduced" in replayed.stdout
 
@@ -70,7 +73,7 @@ def test_hybrid_finds_a_bug_that_needs_an_input_value_and_an_ordering(tmp_path: 
     done = subprocess.run(
         [sys.executable, "-m", "dnsse.cli", "check", f"{PROGRAMS / 'directed_inputs.py'}:pool_race",
          "--budget", "1000", "--out", str(tmp_path), "--json", str(report)],
-        capture_output=True, text=True, timeout=300,
+        capture_output=True, text=True, timeout=600,
     )
     assert done.returncode == 1, done.stdout + done.stderr
     data = json.loads(report.read_text())

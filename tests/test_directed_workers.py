@@ -88,6 +88,7 @@ def test_symbolic_divided_between_two_workers_still_solves_the_branch(entry: str
     assert data["engines"]["symbolic"]["confirmed"] >= 1
 
 
+@pytest.mark.slow
 def test_the_same_seed_and_workers_run_the_same_directed_search(tmp_path: Path) -> None:
     """The exact guarantee for directed strategies: same seed, same number of workers, same executions."""
     reports = []

@@ -18,10 +18,11 @@ pytestmark = pytest.mark.torch
 
 def run_cli(*arguments: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "dnsse.cli", *arguments], capture_output=True, text=True, timeout=300
+        [sys.executable, "-m", "dnsse.cli", *arguments], capture_output=True, text=True, timeout=600
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("strategy", ["dfs", "random", "pct"])
 def test_a_load_between_another_ranks_save_events_is_found_and_replays(tmp_path: Path, strategy: str) -> None:
     found = run_cli(
@@ -32,6 +33,9 @@ def test_a_load_between_another_ranks_save_events_is_found_and_replays(tmp_path:
     assert f"{SPEC} is violated" in found.stdout
     report = json.loads((tmp_path / "report.json").read_text())
     assert report["bugs"][0]["kind"] == "spec_violation"
+    if strategy == "dfs":
+        # dfs needs few executions to reach the violating order.
+        assert report["bugs"][0]["execution"] <= 3
     trace = report["bugs"][0]["trace"]
     replayed = run_cli("replay", trace)
     assert replayed.returncode == 1, replayed.stdout + replayed.stderr
@@ -41,11 +45,3 @@ def test_a_load_between_another_ranks_save_events_is_found_and_replays(tmp_path:
     begin = next(i for i, line in enumerate(lines) if "save_begin(rank=0)" in line)
     load = next(i for i, line in enumerate(lines) if "load(rank=1)" in line)
     assert begin < load
-
-
-def test_dfs_needs_few_executions_to_reach_the_violating_order(tmp_path: Path) -> None:
-    found = run_cli(
-        "check", SAVE_AND_LOAD, "--strategy", "dfs", "--out", str(tmp_path), "--json", str(tmp_path / "r.json"),
-    )
-    assert found.returncode == 1
-    assert json.loads((tmp_path / "r.json").read_text())["bugs"][0]["execution"] <= 3

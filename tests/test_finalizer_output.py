@@ -49,11 +49,11 @@ def test_a_campaign_shows_no_future_exception_of_other_runs(tmp_path: Path) -> N
     found = subprocess.run(
         [sys.executable, "-m", "dnsse.cli", "check", f"{PROGRAMS}/story_finalizer_output.py:main", "--strategy",
          "random", "--budget", "200", "--out", str(tmp_path)],
-        capture_output=True, text=True, timeout=300,
+        capture_output=True, text=True, timeout=600,
     )
     assert found.returncode == 1, found.stdout + found.stderr
     assert "lost update: n is 1" in found.stdout
     assert "never retrieved" not in found.stdout + found.stderr
     replayed = subprocess.run([sys.executable, "-m", "dnsse.cli", "replay", str(tmp_path / "bug-1.json")],
-                              capture_output=True, text=True, timeout=300)
+                              capture_output=True, text=True, timeout=600)
     assert replayed.returncode == 1 and "never retrieved" not in replayed.stdout + replayed.stderr

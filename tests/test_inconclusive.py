@@ -7,12 +7,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 PROGRAMS = Path(__file__).parent / "programs"
 
 
 def run_cli(*arguments: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "dnsse.cli", *arguments], capture_output=True, text=True, timeout=300
+        [sys.executable, "-m", "dnsse.cli", *arguments], capture_output=True, text=True, timeout=600
     )
 
 
@@ -59,6 +61,7 @@ def test_a_thread_still_computing_at_the_limit_is_inconclusive_not_a_bug(tmp_pat
     assert not list((tmp_path / "traces").glob("bug-*.json"))
 
 
+@pytest.mark.slow
 def test_keep_going_judges_every_execution_and_records_each_inconclusive_one(tmp_path: Path) -> None:
     done, report = check(
         tmp_path, "long_computation", "--execution-timeout", "0.5", "--strategy", "random", "--keep-going",

@@ -16,7 +16,7 @@ from tests.helpers import PROGRAMS, load_program
 
 
 def run_cli(*arguments: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "dnsse.cli", *arguments], capture_output=True, text=True, timeout=300)
+    return subprocess.run([sys.executable, "-m", "dnsse.cli", *arguments], capture_output=True, text=True, timeout=600)
 
 
 def test_int_domain_is_a_bijection_ordered_by_distance_from_the_default() -> None:

@@ -31,7 +31,7 @@ def _check(
     result = subprocess.run(
         [sys.executable, "-m", "dnsse.cli", "check", TARGET, "--strategy", strategy, "--seed", "1",
          "--budget", str(budget), "--no-minimize", "--out", str(tmp_path / "out"), "--json", str(report), *extra],
-        capture_output=True, text=True, timeout=300, env={**os.environ, **env},
+        capture_output=True, text=True, timeout=600, env={**os.environ, **env},
     )
     return result, report
 
@@ -90,7 +90,7 @@ def test_a_call_through_ctypes_in_a_thread_is_not_blamed_on_the_program(tmp_path
     result = subprocess.run(
         [sys.executable, "-m", "dnsse.cli", "check", f"{PROGRAMS / 'many_threads.py'}:calls_through_ctypes",
          "--strategy", "random", "--budget", "10", "--out", str(tmp_path / "out"), "--json", str(report)],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True, text=True, timeout=600,
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert json.loads(report.read_text())["bugs"] == []

@@ -15,7 +15,7 @@ def check(spec: str, tmp_path: Path, *options: str) -> subprocess.CompletedProce
     return subprocess.run(
         [sys.executable, "-m", "dnsse.cli", "check", str(PROGRAMS / spec), "--budget", "20", "--out", str(tmp_path),
          *options],
-        capture_output=True, text=True, timeout=300,
+        capture_output=True, text=True, timeout=600,
     )
 
 

@@ -157,6 +157,7 @@ def test_a_pinned_value_is_never_shrunk(tmp_path: Path) -> None:
     assert report["bugs"][0]["inputs"] == {"tokens": 573}
 
 
+@pytest.mark.slow
 @pytest.mark.torch
 def test_a_float_band_is_reported_at_its_integral_edge_nearest_the_default(tmp_path: Path) -> None:
     done, report = check(tmp_path, "scaled_gradient_sync", "--budget", "300", "--seed", "1")
@@ -190,6 +191,7 @@ def test_one_failure_shown_with_other_values_is_the_same_failure() -> None:
     assert not is_same_failure(Bug("deadlock", "rank 0 waits"), Bug("collective_mismatch", "rank 0 waits"))
 
 
+@pytest.mark.slow
 def test_a_huge_count_of_work_is_rejected_not_reported_as_a_livelock(tmp_path: Path) -> None:
     done, report = check_threads(tmp_path, "counted_steps", "--strategy", "fuzz", "--budget", "150", "--seed", "1")
     assert done.returncode == 0, done.stdout + done.stderr

@@ -19,7 +19,7 @@ PROGRAMS = Path(__file__).parent / "programs"
 
 
 def run_cli(*arguments: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "dnsse", *arguments], capture_output=True, text=True, timeout=300)
+    return subprocess.run([sys.executable, "-m", "dnsse", *arguments], capture_output=True, text=True, timeout=600)
 
 
 def test_a_print_replaced_for_good_does_not_reach_the_next_execution(tmp_path: Path) -> None:

@@ -138,7 +138,7 @@ def test_the_cli_reports_how_often_pct_caught_spinning(tmp_path: Path) -> None:
             "--strategy", "pct",
             "--budget", "20", "--out", str(tmp_path), "--json", str(report),
         ],
-        capture_output=True, text=True, timeout=300,
+        capture_output=True, text=True, timeout=600,
     )
     assert done.returncode == 0, done.stdout + done.stderr
     search = json.loads(report.read_text())["search"]

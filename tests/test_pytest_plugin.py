@@ -30,6 +30,7 @@ def suite_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subproces
     return directory, run_pytest(directory)
 
 
+@pytest.mark.slow
 def test_each_bug_fails_its_test_and_correct_tests_pass(suite_run: tuple[Path, subprocess.CompletedProcess]) -> None:
     _, ran = suite_run
     assert ran.returncode == 1
@@ -56,7 +57,7 @@ def test_the_failing_tests_trace_is_kept_and_replays(suite_run: tuple[Path, subp
     assert trace.is_file()
     assert "test_suite.py::test_barrier_on_one_rank: dnsse replay" in ran.stdout  # the summary section
     replayed = subprocess.run(
-        [sys.executable, "-m", "dnsse.cli", "replay", str(trace)], capture_output=True, text=True, timeout=300,
+        [sys.executable, "-m", "dnsse.cli", "replay", str(trace)], capture_output=True, text=True, timeout=600,
         cwd=directory,
     )
     assert replayed.returncode == 1 and "reproduced" in replayed.stdout and "collective_mismatch" in replayed.stdout
@@ -76,7 +77,7 @@ def test_a_program_that_kills_its_process_fails_its_test_with_a_crash_and_the_se
     trace = tmp_path / ".dnsse" / "pytest" / "test_suite.test_exits_in_one_order" / "bug-1.json"
     assert f"replay: dnsse replay .dnsse/pytest/{trace.parent.name}/bug-1.json" in ran.stdout
     replayed = subprocess.run(
-        [sys.executable, "-m", "dnsse.cli", "replay", str(trace)], capture_output=True, text=True, timeout=300,
+        [sys.executable, "-m", "dnsse.cli", "replay", str(trace)], capture_output=True, text=True, timeout=600,
         cwd=tmp_path,
     )
     assert replayed.returncode == 1, replayed.stdout + replayed.stderr
@@ -94,6 +95,7 @@ def test_select_with_k(tmp_path: Path) -> None:
     assert re.search(r"1 passed, 3 deselected", ran.stdout), ran.stdout[-2000:]
 
 
+@pytest.mark.slow
 def test_runs_under_pytest_xdist(tmp_path: Path) -> None:
     pytest.importorskip("xdist", reason="pytest-xdist is not installed")
     ran = run_pytest(tmp_path, "-p", "xdist.plugin", "-n", "2")

@@ -18,7 +18,7 @@ PROGRAM = PROGRAMS / "ray_cancel_actors.py"
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "dnsse.cli", *args], capture_output=True, text=True, timeout=300)
+    return subprocess.run([sys.executable, "-m", "dnsse.cli", *args], capture_output=True, text=True, timeout=600)
 
 
 def outcomes(function: str, seeds: int = 20) -> list:

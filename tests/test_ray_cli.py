@@ -14,7 +14,7 @@ from dnsse.campaign.trace import read_trace
 
 def dnsse(*arguments: str, cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "dnsse.cli", *arguments], cwd=cwd, capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "dnsse.cli", *arguments], cwd=cwd, capture_output=True, text=True, timeout=600
     )
 
 

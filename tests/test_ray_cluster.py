@@ -145,7 +145,7 @@ def test_the_same_seed_finds_the_same_bug_on_one_or_two_ray_workers(cluster: str
     assert [(kind, message) for kind, message, _ in found[1]] == [("exception", "AssertionError: lost update: count is 1")]
     replayed = subprocess.run(
         [sys.executable, "-m", "dnsse.cli", "replay", str(tmp_path / "2" / "bug-1.json")],
-        capture_output=True, text=True, timeout=300,
+        capture_output=True, text=True, timeout=600,
     )
     assert replayed.returncode == 1 and "reproduced" in replayed.stdout
 
@@ -215,6 +215,7 @@ def test_a_directed_search_on_two_ray_workers_runs_what_two_worker_processes_run
     assert {(b["kind"], b["message"]) for b in ray_run["bugs"]} == {(b["kind"], b["message"]) for b in local["bugs"]}
 
 
+@pytest.mark.slow
 @pytest.mark.ray
 @pytest.mark.parametrize("strategy", ["random", "hybrid"])
 def test_the_json_report_names_the_torch_semantics_on_a_cluster_as_without_one(
@@ -257,7 +258,7 @@ def test_a_program_that_kills_its_ray_worker_is_a_crash_bug_and_the_campaign_goe
     assert report["verified"] is None
     crash = next(bug for bug in report["bugs"] if bug["kind"] == "crash")
     replayed = subprocess.run(
-        [sys.executable, "-m", "dnsse.cli", "replay", crash["trace"]], capture_output=True, text=True, timeout=300
+        [sys.executable, "-m", "dnsse.cli", "replay", crash["trace"]], capture_output=True, text=True, timeout=600
     )
     assert replayed.returncode == 1 and "exited with status 5" in replayed.stdout, replayed.stdout + replayed.stderr
 
@@ -284,7 +285,7 @@ def test_a_program_that_kills_an_actor_of_a_directed_search_is_a_crash_bug_and_t
     crash = next(bug for bug in report["bugs"] if bug["kind"] == "crash")
     assert "exited with status 3" in crash["message"]
     replayed = subprocess.run(
-        [sys.executable, "-m", "dnsse.cli", "replay", crash["trace"]], capture_output=True, text=True, timeout=300
+        [sys.executable, "-m", "dnsse.cli", "replay", crash["trace"]], capture_output=True, text=True, timeout=600
     )
     assert replayed.returncode == 1 and "exited with status 3" in replayed.stdout, replayed.stdout + replayed.stderr
 

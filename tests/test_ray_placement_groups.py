@@ -15,7 +15,7 @@ PROGRAM = Path(__file__).parent / "programs" / "ray_placement_groups.py"
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "dnsse.cli", *args], capture_output=True, text=True, timeout=300)
+    return subprocess.run([sys.executable, "-m", "dnsse.cli", *args], capture_output=True, text=True, timeout=600)
 
 
 def outcomes(function: str, seeds: int = 30) -> list:

@@ -21,7 +21,7 @@ PROGRAM = PROGRAMS / "ray_processes" / "processes.py"
 
 def run_cli(*arguments: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "dnsse.cli", *arguments], capture_output=True, text=True,
-                          timeout=300)
+                          timeout=600)
 
 
 def outcomes(function: str, seeds: int = 20) -> list:

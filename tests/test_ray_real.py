@@ -38,6 +38,7 @@ def _run_under_real_ray() -> dict:
         ray.shutdown()
 
 
+@pytest.mark.slow
 def test_a_correct_program_gives_the_same_results_under_real_ray_and_under_control() -> None:
     expected = _run_under_real_ray()
     real_ray = sys.modules["ray"]
@@ -71,13 +72,14 @@ ray.shutdown()
 """
 
 
+@pytest.mark.slow
 def test_worker_processes_keep_globals_between_tasks_as_under_real_ray(tmp_path) -> None:
     pytest.importorskip("ray", reason="real Ray is not installed (pip install ray)")
     directory = PROGRAMS / "ray_processes"
     # The workers import the driver's module `cache` as Ray's do: from the program's directory.
     environment = {**os.environ, "PYTHONPATH": str(directory)}
     done = subprocess.run([sys.executable, "-c", _OBSERVE_UNDER_REAL_RAY, str(directory)], capture_output=True,
-                          text=True, timeout=300, env=environment, cwd=tmp_path)
+                          text=True, timeout=600, env=environment, cwd=tmp_path)
     if done.stdout.startswith("CANNOT START"):
         pytest.skip(f"real Ray cannot start here: {done.stdout.strip()}")
     assert done.returncode == 0, done.stderr[-3000:]
@@ -114,6 +116,7 @@ for target in sys.argv[1:]:
 """
 
 
+@pytest.mark.slow
 def test_what_dnsse_passes_of_cancelling_actor_calls_holds_under_real_ray(tmp_path) -> None:
     """Each of these passes every execution under dnsse (test_ray_cancel_actors.py)."""
     pytest.importorskip("ray", reason="real Ray is not installed (pip install ray)")

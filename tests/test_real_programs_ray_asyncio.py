@@ -40,6 +40,7 @@ def test_the_correct_version_passes(target: str, budget: int, tmp_path: Path, ca
     assert "no bug found" in out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("target", "kind"), BUGGY)
 def test_the_bug_variant_is_found_and_replays(target: str, kind: str, tmp_path: Path, capsys) -> None:
     status = main(["check", f"{REAL}/{target}", "--budget", "200", "--out", str(tmp_path)])

@@ -42,6 +42,7 @@ BUGGY = [
 COMPARED = {"ddp_checkpoint.py:main": "ddp", "fsdp_mlp.py:train": "fsdp", "pipeline_1f1b.py:train_batched": "pipeline"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target", CORRECT)
 def test_the_correct_version_passes(target: str, tmp_path: Path, capsys) -> None:
     status = main(["check", f"{REAL}/{target}", "--budget", "15", "--out", str(tmp_path)])
@@ -50,6 +51,7 @@ def test_the_correct_version_passes(target: str, tmp_path: Path, capsys) -> None
     assert "no bug found" in out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("target", "kind", "says"), BUGGY)
 def test_the_bug_variant_is_found_and_replays(target: str, kind: str, says: str, tmp_path: Path, capsys) -> None:
     status = main(["check", f"{REAL}/{target}", "--budget", "100", "--out", str(tmp_path)])
@@ -71,6 +73,7 @@ def _under_dnsse(out: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         assert result.bug is None, result.bug.render()
 
 
+@pytest.mark.slow
 @pytest.mark.gloo
 def test_correct_versions_compute_the_values_and_gradients_real_gloo_computes(tmp_path, monkeypatch) -> None:
     ours, theirs = tmp_path / "dnsse", tmp_path / "gloo"

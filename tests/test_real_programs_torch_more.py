@@ -116,6 +116,7 @@ def test_monitored_barrier_without_a_timeout_never_expires_while_all_ranks_come(
         assert result.bug is None, result.bug.render()
 
 
+@pytest.mark.slow
 @pytest.mark.gloo
 def test_correct_versions_compute_what_real_gloo_computes(outcomes, tmp_path: Path) -> None:
     import torch

@@ -135,7 +135,7 @@ def check(target: str, tmp_path: Path, *options: str) -> subprocess.CompletedPro
             "--junit", str(tmp_path / "report.xml"), "--sarif", str(tmp_path / "report.sarif"),
             "--json", str(tmp_path / "report.json"), *options,
         ],
-        capture_output=True, text=True, timeout=300, cwd=tmp_path,
+        capture_output=True, text=True, timeout=600, cwd=tmp_path,
     )
 
 

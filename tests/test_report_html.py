@@ -21,7 +21,7 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 def run_cli(*arguments: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "dnsse.cli", *arguments], capture_output=True, text=True, timeout=300, cwd=cwd
+        [sys.executable, "-m", "dnsse.cli", *arguments], capture_output=True, text=True, timeout=600, cwd=cwd
     )
 
 
@@ -102,7 +102,7 @@ def _in_chromium(page: Path, tmp_path: Path) -> tuple[subprocess.CompletedProces
             f"--user-data-dir={tmp_path / 'profile'}", "--enable-logging=stderr", "--v=0",
             "--window-size=1400,1000", f"--screenshot={screenshot}", page.as_uri(),
         ],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True, text=True, timeout=600,
     )
     return loaded, [line for line in loaded.stderr.splitlines() if "CONSOLE" in line], screenshot
 

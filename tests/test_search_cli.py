@@ -13,7 +13,7 @@ PROGRAMS = Path(__file__).parent / "programs"
 def run_cli(*arguments: str) -> subprocess.CompletedProcess:
     """The real command, in a child process, as a user runs it."""
     return subprocess.run(
-        [sys.executable, "-m", "dnsse.cli", *arguments], capture_output=True, text=True, timeout=300
+        [sys.executable, "-m", "dnsse.cli", *arguments], capture_output=True, text=True, timeout=600
     )
 
 

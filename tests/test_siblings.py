@@ -22,7 +22,7 @@ SIBLINGS = Path(__file__).parent / "programs" / "siblings"
 
 def run_cli(*arguments: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "dnsse.cli", *arguments], capture_output=True, text=True, timeout=300
+        [sys.executable, "-m", "dnsse.cli", *arguments], capture_output=True, text=True, timeout=600
     )
 
 

@@ -13,7 +13,7 @@ SERVE = f"{PROGRAMS / 'spec_threads.py'}:serve_and_train"
 
 def run_cli(*arguments: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "dnsse.cli", *arguments], capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "dnsse.cli", *arguments], capture_output=True, text=True, timeout=600
     )
 
 

@@ -24,7 +24,7 @@ PROGRAMS = Path(__file__).parent / "programs"
 
 
 def run_cli(*arguments: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "dnsse.cli", *arguments], capture_output=True, text=True, timeout=300)
+    return subprocess.run([sys.executable, "-m", "dnsse.cli", *arguments], capture_output=True, text=True, timeout=600)
 
 
 def line_of(program: str, code: str) -> int:

@@ -56,7 +56,7 @@ def test_the_json_report_counts_floating_point_queries(tmp_path: Path) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "dnsse.cli", "check", f"{PROGRAMS}/floating_inputs.py:absorbed", "--strategy",
          "symbolic", "--budget", "10", "--out", str(tmp_path), "--json", str(report)],
-        capture_output=True, text=True, timeout=300,
+        capture_output=True, text=True, timeout=600,
     )
     assert done.returncode == 1, done.stdout + done.stderr
     counts = json.loads(report.read_text())["engines"]["symbolic"]

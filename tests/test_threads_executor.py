@@ -41,7 +41,7 @@ def test_the_process_exits_after_a_pool_execution_was_cut_short(tmp_path: Path) 
     finished = subprocess.run(
         [sys.executable, "-m", "dnsse.cli", "check", f"{PROGRAMS}/{PROGRAM}:pool_waits_for_itself",
          "--out", str(tmp_path)],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True, text=True, timeout=600,
     )
     assert finished.returncode == 1, finished.stdout + finished.stderr
     assert "deadlock" in finished.stdout

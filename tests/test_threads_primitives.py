@@ -82,7 +82,7 @@ def test_primitives_work_for_real_threads_outside_an_execution(framework: Thread
     for thread in threads:
         thread.start()
     for thread in threads:
-        thread.join(timeout=10)
+        thread.join(timeout=600)  # a safety net: the threads end in milliseconds
     assert counts[0] == 4000
     assert done.wait(timeout=1)
     assert sorted(q.get(timeout=1) for _ in range(4)) == [1, 1, 1, 1]

@@ -74,7 +74,7 @@ def test_the_threads_programs_pass_in_plain_python(function: str) -> None:
     """What the no-timeout verdict is checked against: the program run plainly, outside control."""
     done = subprocess.run(
         [sys.executable, "-c", f"import threads_timeouts; threads_timeouts.{function}()"],
-        cwd=PROGRAMS, capture_output=True, text=True, timeout=60,
+        cwd=PROGRAMS, capture_output=True, text=True, timeout=600,
     )
     assert done.returncode == 0, done.stderr
 
@@ -113,6 +113,7 @@ def test_dfs_exhausts_a_program_with_a_timed_wait() -> None:
 
 
 # Not dfs: its race analysis grows with the square of an execution's steps, and these take some 50,000.
+@pytest.mark.slow
 @pytest.mark.parametrize("strategy_name", ["random", "pct"])
 def test_a_sync_actor_busy_forever_lets_the_drivers_get_time_out(tmp_path: Path, strategy_name: str) -> None:
     """Ray's docs: ``run`` occupies the actor's thread, so ``get_num_executed`` cannot answer.
@@ -127,7 +128,7 @@ def test_a_sync_actor_busy_forever_lets_the_drivers_get_time_out(tmp_path: Path,
             sys.executable, "-m", "dnsse.cli", "check", f"{PROGRAMS / 'ray_timeouts.py'}:sync_actor_blocks_its_thread",
             "--strategy", strategy_name, "--budget", "5", "--out", str(tmp_path),
         ],
-        capture_output=True, text=True, timeout=300,
+        capture_output=True, text=True, timeout=600,
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "no bug found: 0 bugs in 5 executions" in done.stdout

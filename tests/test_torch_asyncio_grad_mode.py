@@ -31,6 +31,7 @@ def program():
         sys.path.remove(str(REAL))
 
 
+@pytest.mark.slow
 def test_a_task_suspended_inside_no_grad_disables_grad_for_the_next_task(program, tmp_path) -> None:
     with pytest.raises(RuntimeError, match="does not require grad"):
         asyncio.run(program.serve(torch.nn.Linear(4, 3), await_inside_no_grad=True))  # plain asyncio

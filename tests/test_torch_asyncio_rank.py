@@ -26,6 +26,7 @@ def test_tasks_see_their_loop_threads_grad_mode_and_autocast_and_threads_start_w
         assert result.bug is None, result.bug.render()
 
 
+@pytest.mark.slow
 def test_tasks_issuing_collectives_in_a_rank_dependent_order_are_a_mismatch_the_cli_finds(tmp_path: Path, capsys) -> None:
     target = f"{PROGRAMS}/torch_asyncio_rank.py:collectives_from_tasks_in_rank_order"
     assert main(["check", target, "--budget", "20", "--out", str(tmp_path)]) == 1

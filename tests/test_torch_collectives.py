@@ -17,12 +17,13 @@ def test_every_collective_computes_the_values_worked_out_by_hand():
         assert result.bug is None, result.bug.render()
 
 
+@pytest.mark.slow
 @pytest.mark.gloo
 def test_real_gloo_computes_the_same_values():
     sys.path.insert(0, str(PROGRAMS))
     import torch_values
 
-    outcomes = gloo_processes(2, torch_values.run_under_gloo, lambda rank, store: (rank, 2, store), 90)
+    outcomes = gloo_processes(2, torch_values.run_under_gloo, lambda rank, store: (rank, 2, store), 600)
     if any(isinstance(outcome, str) for outcome in outcomes.values()):
         pytest.skip(f"gloo could not start: {outcomes}")
     for rank in range(2):

@@ -32,6 +32,7 @@ def _check(target: str, backend: str, tmp_path: Path, budget: int = 40) -> tuple
     return status, json.loads(report.read_text())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("function", "nccl_kind", "nccl_says"),
     [
@@ -60,6 +61,7 @@ def test_correct_under_gloo_is_a_bug_under_nccl(function: str, nccl_kind: str, n
     assert main(["replay", bug["trace"]]) == 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("function", ["synchronize_then_read", "work_synchronize_then_read"])
 def test_synchronize_makes_a_read_before_wait_safe_under_nccl_only(function: str, tmp_path) -> None:
     target = f"{PROGRAMS}:{function}"
@@ -84,6 +86,7 @@ def test_correct_under_both(function: str, backend: str, tmp_path) -> None:
     assert report["semantics"] == backend
 
 
+@pytest.mark.slow
 def test_send_before_recv_hangs_the_host_under_gloo_and_the_streams_under_nccl(tmp_path) -> None:
     target = f"{PROGRAMS}:send_before_recv"
     _, gloo = _check(target, "gloo", tmp_path)
@@ -106,12 +109,14 @@ def test_the_terminal_report_names_the_semantics(tmp_path, capsys) -> None:
     assert "torch, nccl semantics" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["gloo", "nccl"])
 def test_megatron_1f1b_over_isend_irecv_is_correct_under_both(backend: str, tmp_path) -> None:
     status, report = _check(f"{REAL}/pipeline_1f1b.py:train_isend_irecv", backend, tmp_path, budget=15)
     assert status == 0, report["bugs"]
 
 
+@pytest.mark.slow
 def test_megatron_1f1b_with_every_rank_sending_first_hangs_only_nccl(tmp_path) -> None:
     target = f"{REAL}/pipeline_1f1b.py:train_isend_irecv_sends_first"
     gloo_status, gloo = _check(target, "gloo", tmp_path, budget=15)
@@ -121,6 +126,7 @@ def test_megatron_1f1b_with_every_rank_sending_first_hangs_only_nccl(tmp_path) -
     assert nccl["bugs"][0]["message"].startswith("NCCL stream hang")
 
 
+@pytest.mark.slow
 @pytest.mark.gloo
 def test_real_gloo_runs_the_programs_gloo_passes(tmp_path) -> None:
     """The gloo verdicts above, against real gloo: these programs complete with the values they assert."""
@@ -150,7 +156,7 @@ def test_real_gloo_runs_the_programs_gloo_passes(tmp_path) -> None:
         for worker in workers:
             worker.start()
         try:
-            outcomes = dict(queue.get(timeout=240) for _ in workers)
+            outcomes = dict(queue.get(timeout=600) for _ in workers)
         except Exception as error:  # noqa: BLE001 - gloo could not start here
             pytest.skip(f"two gloo processes could not run here: {error!r}")
         finally:

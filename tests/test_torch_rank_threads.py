@@ -33,6 +33,7 @@ def _check(function: str, tmp_path: Path, budget: int = 30) -> tuple[int, dict]:
     return status, json.loads(report.read_text())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("function", ["checkpoint_on_side_group", "gradients_in_a_thread_started_under_no_grad"])
 def test_a_rank_thread_calling_torch_distributed_correctly_passes(function: str, tmp_path) -> None:
     status, report = _check(function, tmp_path)
@@ -40,6 +41,7 @@ def test_a_rank_thread_calling_torch_distributed_correctly_passes(function: str,
     assert report["executions"] == 30
 
 
+@pytest.mark.slow
 def test_a_rank_thread_sharing_the_training_group_is_found_and_replays(tmp_path) -> None:
     status, report = _check("checkpoint_on_default_group", tmp_path)
     assert status == 1
@@ -75,7 +77,7 @@ def test_real_gloo_runs_the_rank_thread_programs(tmp_path) -> None:
         for worker in workers:
             worker.start()
         try:
-            outcomes = dict(queue.get(timeout=240) for _ in workers)
+            outcomes = dict(queue.get(timeout=600) for _ in workers)
         except Exception as error:  # noqa: BLE001 - gloo could not start here
             pytest.skip(f"two gloo processes could not run here: {error!r}")
         finally:

@@ -52,6 +52,7 @@ def test_a_program_that_orders_its_streams_passes(function: str) -> None:
     assert [result.bug for result in results if result.bug is not None] == []
 
 
+@pytest.mark.slow
 def test_a_correct_program_passes_the_command_line_check(tmp_path: Path) -> None:
     status, report = _check("ddp_overlap", tmp_path)
     assert status == 0, report["bugs"]
@@ -76,6 +77,7 @@ RACES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("function", "later", "earlier"), RACES)
 def test_the_same_program_without_its_wait_is_a_race_naming_both_sides(
     function: str, later: tuple[str, str, str], earlier: tuple[str, str, str], tmp_path: Path
@@ -91,6 +93,7 @@ def test_the_same_program_without_its_wait_is_a_race_naming_both_sides(
     assert main(["replay", bug["trace"]]) == 1
 
 
+@pytest.mark.slow
 def test_a_new_stream_is_not_ordered_after_the_default_stream(tmp_path: Path) -> None:
     status, report = _check("never_waited_for_the_default_stream", tmp_path)
     assert status == 1
@@ -116,6 +119,7 @@ def test_what_the_virtual_device_cannot_run_is_refused(function: str, api: str, 
     assert not (tmp_path / "out" / "bug-1.json").exists()
 
 
+@pytest.mark.slow
 def test_outside_the_ranks_torch_cuda_is_unchanged(tmp_path: Path) -> None:
     status, _ = _check("ddp_overlap", tmp_path, budget=2)
     assert status == 0
@@ -132,6 +136,7 @@ def test_polling_once_goes_wrong_only_in_the_schedules_where_the_stream_is_not_d
     assert outcomes == {"pass", "race"}
 
 
+@pytest.mark.slow
 def test_a_race_is_a_rule_of_the_sarif_report_and_a_failure_of_the_junit_report(tmp_path: Path) -> None:
     sarif, junit = tmp_path / "report.sarif", tmp_path / "report.xml"
     status = main(

@@ -57,7 +57,7 @@ print(json.dumps([[[c.to_json() for c in run.choices], run.bug.message if run.bu
 
 def _python(script: str, *arguments: str, env: dict[str, str] | None = None) -> object:
     done = subprocess.run(
-        [sys.executable, "-c", script, *arguments], capture_output=True, text=True, timeout=300,
+        [sys.executable, "-c", script, *arguments], capture_output=True, text=True, timeout=600,
         env={**os.environ, "PYTHONPATH": os.pathsep.join([str(PROGRAMS / "lazy_lib"), os.environ.get("PYTHONPATH", "")]),
              **(env or {})},
     )
@@ -75,7 +75,7 @@ def test_the_first_execution_of_a_process_asks_for_the_choices_of_any_later_one(
 def test_one_trace_replayed_five_times_in_one_process_gives_the_same_run(tmp_path: Path) -> None:
     found = subprocess.run(
         [sys.executable, "-m", "dnsse.cli", "check", LAZY, "--out", str(tmp_path), "--strategy", "random"],
-        capture_output=True, text=True, timeout=300,
+        capture_output=True, text=True, timeout=600,
         env={**os.environ, "PYTHONPATH": os.pathsep.join([str(PROGRAMS / "lazy_lib"), os.environ.get("PYTHONPATH", "")])},
     )
     assert found.returncode == 1, found.stdout + found.stderr

@@ -121,6 +121,7 @@ def test_a_fresh_process_is_forked_as_the_server_and_its_workers_have_what_it_im
     assert found["frozen"] > 10_000  # torch's and dnsse's objects, at least
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="reads the server's command line from /proc")
 def test_a_process_not_said_fresh_starts_multiprocessing_s_own_server_importing_dnsse_and_torch(tmp_path) -> None:
     found = _run_parent("not-fresh", tmp_path)

@@ -16,7 +16,7 @@ def target(name: str) -> str:
 
 
 def run_cli(
-    *arguments: str, cwd: Path | None = None, timeout: float = 300, env: dict[str, str] | None = None
+    *arguments: str, cwd: Path | None = None, timeout: float = 600, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess:
     """The real command, in a child process; a hang fails the test instead of stalling it."""
     return subprocess.run(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hostile_cli import target
 
@@ -13,8 +15,9 @@ def _broken(arguments: object) -> None:
 
 
 def test_an_internal_error_exits_3_and_says_it_is_a_dnsse_bug(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture, tmp_path: Path
 ) -> None:
+    monkeypatch.chdir(tmp_path)  # the default --out directory, if any, goes there
     monkeypatch.setattr(cli, "_validate", _broken)
     status = cli.main(["check", target("signals.py:main")])
     error = capsys.readouterr().err
@@ -25,8 +28,9 @@ def test_an_internal_error_exits_3_and_says_it_is_a_dnsse_bug(
 
 
 def test_debug_shows_the_traceback_of_an_internal_error(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture, tmp_path: Path
 ) -> None:
+    monkeypatch.chdir(tmp_path)  # the default --out directory, if any, goes there
     monkeypatch.setattr(cli, "_validate", _broken)
     status = cli.main(["--debug", "check", target("signals.py:main")])
     assert status == 3

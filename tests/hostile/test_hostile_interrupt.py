@@ -14,7 +14,7 @@ from hostile_cli import output, run_cli, target
 
 RACY = target("slow.py:racy")
 # How long a signalled campaign may take (a hang, not a measure).
-PATIENCE_S = 300
+PATIENCE_S = 600
 CAMPAIGN = ["--input", "rounds=30", "--strategy", "random", "--keep-going", "--budget", "60"]
 
 

@@ -65,13 +65,14 @@ def test_json_below_a_file_is_refused_before_the_campaign(tmp_path: Path) -> Non
     "formula",
     ["!" * 1000 + "a", "X " * 1000 + "a", "a & " * 1000 + "a", "(" * 1000 + "a" + " | b)" * 1000],
 )
-def test_a_spec_nested_a_thousand_deep_is_bad_input(formula: str) -> None:
-    result = run_cli("check", SIGNALS, "--spec", formula, "--budget", "3")
+def test_a_spec_nested_a_thousand_deep_is_bad_input(formula: str, tmp_path: Path) -> None:
+    # In a directory of its own: a refused spec still leaves the default --out directory behind.
+    result = run_cli("check", SIGNALS, "--spec", formula, "--budget", "3", cwd=tmp_path)
     assert result.returncode == 2, output(result)
     assert "deep" in result.stderr and "Traceback" not in output(result)
 
 
-def test_a_huge_spec_is_bad_input() -> None:
-    result = run_cli("check", SIGNALS, "--spec", " | ".join(["a"] * 10_000), "--budget", "3")
+def test_a_huge_spec_is_bad_input(tmp_path: Path) -> None:
+    result = run_cli("check", SIGNALS, "--spec", " | ".join(["a"] * 10_000), "--budget", "3", cwd=tmp_path)
     assert result.returncode == 2, output(result)
     assert "longer than dnsse reads" in result.stderr

@@ -24,7 +24,7 @@ RACY = [target("slow.py:racy"), "--input", "rounds=30", "--keep-going", "--budge
 EASY = [target("slow.py:racy"), "--input", "rounds=3", "--keep-going", "--budget", "64"]
 LOCKED = [target("slow.py:locked"), "--input", "workers=2", "--input", "rounds=4", "--budget", "5000"]
 # How long an interrupted campaign may take (a hang, not a measure).
-PATIENCE_S = 300
+PATIENCE_S = 600
 
 
 def counting(runs: Path, at: int) -> dict[str, str]:
@@ -54,6 +54,7 @@ def _outcome(report: Path) -> tuple:
     return data["executions"], bugs, data.get("engines"), data.get("advisor"), data.get("verified")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("strategy", "arguments"),
     [("hybrid", RACY), ("llm", RACY), ("fuzz", RACY), ("symbolic", RACY), ("dfs", LOCKED)],
@@ -98,6 +99,7 @@ def test_a_damaged_learnt_state_is_bad_input(tmp_path: Path) -> None:
     assert "what the hybrid strategy learnt is damaged" in resumed.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("strategy", ["random", "pct"])
 def test_a_resumed_campaign_of_two_workers_runs_what_the_uninterrupted_one_runs(strategy: str, tmp_path: Path) -> None:
     # Each worker goes on at its next execution with what it had learnt; bugs are compared as a set,
