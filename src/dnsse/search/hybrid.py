@@ -4,9 +4,13 @@ The portfolio never loses badly to the best single engine on a program
 (``benchmarks/portfolio.py`` measures it). Most small bugs fall to the first
 few executions of *some* cheap scheduler, and which one differs from bug to
 bug: so the first executions are diverse probes, one execution of each of
-:data:`PROBES` (random, symbolic's first run, POS, PCT shallow, fuzz, PCT
-deep), before the bandit specialises. Solved plans and fuzz's probes of the
-inputs then take every other execution while they last.
+:data:`PROBES` (random, race-directed, symbolic's first run, POS, PCT
+shallow, fuzz, PCT deep), before the bandit specialises. Aimed work then
+takes every other execution while it lasts, its engines in turn: symbolic's
+solved plans, fuzz's probes of the inputs, and the race-directed engine's
+promising pairs (:mod:`dnsse.search.race_directed`: a reader run between a
+writer's two critical sections, the pairs learnt from the first executions,
+whoever ran them).
 
 After them every execution goes to one engine, picked by a discounted
 upper-confidence bandit (D-UCB, Garivier and Moulines 2011): an engine's
@@ -38,6 +42,7 @@ from dnsse.search.fuzz import FuzzStrategy
 from dnsse.search.llm import AdvisorSetup, LlmStrategy
 from dnsse.search.pct import PctStrategy
 from dnsse.search.pos import PosStrategy
+from dnsse.search.race_directed import RaceDirectedStrategy
 from dnsse.search.random_walk import RandomStrategy
 from dnsse.search.saved_learning import Rerun, corpus_state, restore_corpus, restore_stats, stats_state
 from dnsse.search.strategy import Strategy, execution_seed, notes_of
@@ -49,7 +54,8 @@ BUG_REWARD = 10.0
 PLANS_BONUS = 1.0
 # The first executions, in order: cheap, diverse schedulers first, then the engines that learn.
 # symbolic's first run is a random schedule on the defaults, as cheap as random's, and it starts solving.
-PROBES = ("random", "symbolic", "pos", "pct-shallow", "fuzz", "pct")
+# race-directed's first run is aimed at a pair random's run showed.
+PROBES = ("random", "race-directed", "symbolic", "pos", "pct-shallow", "fuzz", "pct")
 
 
 class HybridStrategy:
@@ -62,6 +68,7 @@ class HybridStrategy:
         self.corpus = Corpus()
         self.symbolic = SymbolicStrategy(seed + 1, self.corpus, admits=False)
         self.fuzz = FuzzStrategy(seed + 2, self.corpus, admits=False)
+        self.race = RaceDirectedStrategy(seed + 8)
         self.engines: dict[str, Strategy] = {
             "random": RandomStrategy(seed + 5),
             "pos": PosStrategy(seed + 6),
@@ -70,6 +77,7 @@ class HybridStrategy:
             "symbolic": self.symbolic,
             "fuzz": self.fuzz,
             "pct": PctStrategy(seed + 3, depth=pct_depth),
+            "race-directed": self.race,
         }
         self.advisor = LlmStrategy(seed + 4, advisor if advisor is not None else AdvisorSetup())
         self.engines["advisor"] = self.advisor
@@ -77,8 +85,9 @@ class HybridStrategy:
         self._reward = {name: 0.0 for name in self.engines}
         self._plays = {name: 0.0 for name in self.engines}
         self._last: str | None = None
-        # Whether the next execution after the probes is aimed work's turn (see select).
+        # Whether the next execution after the probes is aimed work's turn, and aimed turns taken (see select).
         self._aimed_turn = False
+        self._aimed_turns = 0
         # The bugs found so far, by family (dnsse.search.bug_family): each is credited once.
         self._bugs: set = set()
 
@@ -91,22 +100,29 @@ class HybridStrategy:
     def select(self, rng: random.Random) -> str:
         """The engine with the highest discounted upper confidence bound (each is played once first).
 
-        While symbolic holds solved, unrun plans, or else fuzz holds
-        deterministic probes of the inputs, every other execution runs them:
-        aimed work that the bandit would spread over seven engines.
+        While symbolic holds solved, unrun plans (or else fuzz holds
+        deterministic probes of the inputs), or the race-directed engine
+        promising pairs not yet tried, every other execution runs them, work
+        on the inputs and work on the races in turn: aimed work that the
+        bandit would spread over eight engines.
 
         The advisor plays only while it has untried hints: without one its
         execution would be a random one, which pct and fuzz do better.
         """
         engines = [name for name in self.engines if name != "advisor" or self.advisor.has_hints]
-        for name in (*PROBES, *engines):
-            if name in engines and self.stats[name].executions == 0:
-                return name
-        # Solved plans, then fuzz's deterministic probes, are aimed work: they take every other execution.
-        aimed = [name for name, ready in (("symbolic", self.symbolic.has_plans), ("fuzz", self.fuzz.has_pending)) if ready]
+        probe = next((name for name in (*PROBES, *engines) if name in engines and self.stats[name].executions == 0), None)
+        if probe is not None and self.stats["race-directed"].executions == 0:
+            return probe
+        # From race-directed's probe on, aimed work takes every other execution, the probes included:
+        # work on the inputs (solved plans first) and work on the races in turn.
+        on_inputs = [name for name, ready in (("symbolic", self.symbolic.has_plans), ("fuzz", self.fuzz.has_pending)) if ready]
+        aimed = on_inputs[:1] + (["race-directed"] if self.race.has_promising else [])
         self._aimed_turn = not self._aimed_turn
         if aimed and self._aimed_turn:
-            return aimed[0]
+            self._aimed_turns += 1
+            return aimed[self._aimed_turns % len(aimed)]
+        if probe is not None:
+            return probe
         total = sum(self._plays[name] for name in engines)
 
         def bound(name: str) -> float:
@@ -124,6 +140,8 @@ class HybridStrategy:
         self.engines[name].observe(result)
         if name != "advisor":
             self.advisor.learn(result)
+        if name != "race-directed":
+            self.race.learn(result)
         self.advisor.take_advice()
         stats = self.stats[name]
         stats.count(result, self._execution)
@@ -165,6 +183,7 @@ class HybridStrategy:
             "reward": dict(self._reward),
             "plays": dict(self._plays),
             "aimed_turn": self._aimed_turn,
+            "aimed_turns": self._aimed_turns,
             "bugs": sorted([kind, list(words)] for kind, words in self._bugs),
         }
 
@@ -180,6 +199,7 @@ class HybridStrategy:
         self._reward = {name: float(state["reward"].get(name, 0.0)) for name in self.engines}
         self._plays = {name: float(state["plays"].get(name, 0.0)) for name in self.engines}
         self._aimed_turn = bool(state.get("aimed_turn", False))
+        self._aimed_turns = int(state.get("aimed_turns", 0))
         self._bugs = {(str(kind), tuple(str(word) for word in words)) for kind, words in state.get("bugs", [])}
 
     def notes(self) -> dict[str, int]:

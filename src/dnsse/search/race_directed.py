@@ -42,6 +42,8 @@ from dnsse.search.strategy import execution_seed
 MODES = ("through", "one section")
 # Executions whose pairs are learnt: later runs mostly show the same pairs again.
 LEARNING_RUNS = 3
+# Pairs of this rank or better (race_pairs: lock hand-overs, reads against writes of another role) are promising.
+PROMISING_RANK = 1
 # Scheduling choices an execution spends holding agents back: past them it gives up its aim.
 AIMING_CHOICES = 5_000
 
@@ -160,9 +162,10 @@ class RaceDirectedStrategy:
         self.aimed = 0  # executions aimed so far: the next one takes pair aimed // 2 (mod), mode aimed % 2
 
     @property
-    def has_untried(self) -> bool:
-        """Whether some pair has not been tried in every mode yet."""
-        return self.aimed < len(self.pairs) * len(MODES)
+    def has_promising(self) -> bool:
+        """Whether a pair of rank :data:`PROMISING_RANK` or better has not been tried in every mode yet."""
+        tried = self.aimed // len(MODES)
+        return tried < len(self.pairs) and self.pairs[tried].rank <= PROMISING_RANK
 
     def chooser_for(self, execution: int) -> RaceDirectedChooser:
         seed = execution_seed(self.seed, execution)
@@ -180,10 +183,13 @@ class RaceDirectedStrategy:
         if len(result.agent_names) > len(self.roles):
             self.roles = [role_of(name) for name in result.agent_names]
         known = set(self.pairs)
-        for pair in racing_pairs(result.history, result.agent_names, result.created_at):
-            if pair not in known:
-                self.pairs.append(pair)
-                known.add(pair)
+        new = [pair for pair in racing_pairs(result.history, result.agent_names, result.created_at) if pair not in known]
+        if new and self.aimed < len(self.pairs) * len(MODES):
+            # In the first round, the pairs not tried yet stay in rank order.
+            tried = -(-self.aimed // len(MODES))
+            self.pairs[tried:] = sorted(self.pairs[tried:] + new, key=lambda pair: pair.rank)
+        else:
+            self.pairs.extend(new)
 
     def observe(self, result) -> None:  # type: ignore[no-untyped-def]
         self.learn(result)
