@@ -19,6 +19,7 @@ import pytest
 from helpers import PROGRAMS, check_report, controlled
 
 from dnsse.engine.choices import ReplayChooser
+from dnsse.engine.limits import Limits
 from dnsse.engine.operation import Access, Operation
 from dnsse.search.hybrid import HybridStrategy
 from dnsse.search.race_directed import RaceDirectedStrategy
@@ -135,3 +136,15 @@ def test_a_resumed_hybrid_keeps_the_pairs_it_learnt_and_where_it_was() -> None:
         resumed.restore(saved, rerun=lambda choices, concolic: run(ReplayChooser(choices)))
     assert resumed.race.pairs == hybrid.race.pairs and resumed.race.pairs
     assert resumed.race.aimed == hybrid.race.aimed == 1
+
+
+def test_holding_an_agent_back_never_starves_it_behind_a_spinning_one() -> None:
+    """A consumer spins on a flag the producer sets: an aimed run that holds the producer back must let it go."""
+    with controlled("threads_spin.py:main", limits=Limits(max_steps=3000)) as run:
+        strategy = RaceDirectedStrategy(seed=0)
+        strategy.observe(run(strategy.chooser_for(0)))
+        rounds = 2 * len(strategy.pairs) * 2
+        assert rounds > 0
+        for execution in range(1, rounds + 1):
+            result = run(strategy.chooser_for(execution))
+            assert result.bug is None, result.bug.render()

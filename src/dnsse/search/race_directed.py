@@ -24,6 +24,10 @@ campaign, whoever ran them. An execution aimed at ``first -> second``:
   thread's whole critical section between two of this one's);
 - chooses every other step at random, as ``random`` does.
 
+Holding an agent back must not starve it: an agent caught spinning (see
+:mod:`dnsse.engine.spin_watch`) may be waiting for the one held back, so it
+counts as held too, and a favoured agent caught spinning ends the aim.
+
 Each pair is tried in both modes, the pairs in their order; then the search
 goes round again with fresh random choices. Until a run has shown a pair,
 executions are random.
@@ -36,6 +40,7 @@ from typing import Sequence
 
 from dnsse.engine.inputs import is_open
 from dnsse.engine.operation import Access, Operation
+from dnsse.engine.spin_watch import SpinWatch
 from dnsse.search.race_pairs import RacingPair, racing_pairs, role_of
 from dnsse.search.strategy import execution_seed
 
@@ -55,7 +60,7 @@ class RaceDirectedChooser:
 
     wants_operations = True
 
-    __slots__ = ("rng", "pair", "through", "roles", "phase", "first_agent", "boosted", "seen_steps", "choices")
+    __slots__ = ("rng", "pair", "through", "roles", "phase", "first_agent", "boosted", "seen_steps", "choices", "watch")
 
     def __init__(self, seed: int, pair: RacingPair | None, mode: str, roles: Sequence[str]) -> None:
         self.rng = random.Random(seed)
@@ -67,6 +72,7 @@ class RaceDirectedChooser:
         self.boosted: int | None = None
         self.seen_steps = 0
         self.choices = 0
+        self.watch = SpinWatch()
 
     def next_agent(self, runnable: Sequence[int], current: int | None, step: int) -> int:
         raise TypeError("RaceDirectedChooser needs the operations of runnable agents (wants_operations)")
@@ -89,16 +95,20 @@ class RaceDirectedChooser:
         phase = self.phase
         if phase == _WAITING:
             return self._while_waiting(runnable, operations)
+        moving = self.watch.moving(runnable, operations)
         if phase == _ARMED:
-            seconds = [i for i, agent in enumerate(runnable) if agent != self.first_agent and self._at(agent, operations[i], second=True)]
+            seconds = [i for i in moving if runnable[i] != self.first_agent and self._at(runnable[i], operations[i], second=True)]
             if seconds:
                 return self.rng.choice(seconds)
-            others = [i for i, agent in enumerate(runnable) if agent != self.first_agent]
-            return self.rng.choice(others) if others else 0
+            others = [i for i in moving if runnable[i] != self.first_agent]
+            if others:
+                return self.rng.choice(others)
+            # Only the agent of the first step can move on: the moment passes.
+            return runnable.index(self.first_agent) if self.first_agent in runnable else self.rng.randrange(len(runnable))
         favoured = self.boosted if phase == _BOOSTED else self.first_agent
-        if favoured in runnable:
+        if favoured in runnable and runnable.index(favoured) in moving:
             return runnable.index(favoured)
-        # The favoured agent is blocked or finished: the aim is spent.
+        # The favoured agent is blocked, finished or spinning: the aim is spent.
         self.phase = _DONE
         return self.rng.randrange(len(runnable))
 
@@ -108,10 +118,12 @@ class RaceDirectedChooser:
         if firsts and seconds and any(runnable[i] != runnable[j] for i in firsts for j in seconds):
             return self.rng.choice(firsts)
         held = set(seconds) | set(firsts)
-        free = [i for i in range(len(runnable)) if i not in held]
+        free = [i for i in self.watch.moving(runnable, operations) if i not in held]
         if free:
             return self.rng.choice(free)
-        return self.rng.choice(firsts or seconds)
+        if held:
+            return self.rng.choice(firsts or seconds)
+        return self.rng.randrange(len(runnable))
 
     def _at(self, agent: int, operation: Operation, second: bool) -> bool:
         pair = self.pair
@@ -124,6 +136,7 @@ class RaceDirectedChooser:
 
     def _follow(self, history: Sequence[tuple[int, Operation]]) -> None:
         """Move the aim along the steps taken since the last choice (some were nobody's choice)."""
+        self.watch.follow(history)
         for agent, operation in history[self.seen_steps :]:
             phase = self.phase
             if phase == _WAITING:
