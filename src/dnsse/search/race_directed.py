@@ -92,6 +92,7 @@ class RaceDirectedChooser:
         self.choices += 1
         if self.choices > AIMING_CHOICES:
             self.phase = _DONE
+            return self.rng.randrange(len(runnable))
         phase = self.phase
         if phase == _WAITING:
             return self._while_waiting(runnable, operations)
@@ -115,8 +116,11 @@ class RaceDirectedChooser:
     def _while_waiting(self, runnable: Sequence[int], operations: Sequence[Operation]) -> int:
         firsts = [i for i, agent in enumerate(runnable) if self._at(agent, operations[i], second=False)]
         seconds = [i for i, agent in enumerate(runnable) if self._at(agent, operations[i], second=True)]
-        if firsts and seconds and any(runnable[i] != runnable[j] for i in firsts for j in seconds):
-            return self.rng.choice(firsts)
+        if firsts and seconds:
+            # An agent at the first site, while another waits at the second (indices are distinct agents).
+            ready = [i for i in firsts if seconds[0] != i or len(seconds) > 1]
+            if ready:
+                return self.rng.choice(ready)
         held = set(seconds) | set(firsts)
         free = [i for i in self.watch.moving(runnable, operations) if i not in held]
         if free:
