@@ -5,12 +5,13 @@ The portfolio never loses badly to the best single engine on a program
 few executions of *some* cheap scheduler, and which one differs from bug to
 bug: so the first executions are diverse probes, one execution of each of
 :data:`PROBES` (random, race-directed, symbolic's first run, POS, PCT
-shallow, fuzz, PCT deep), before the bandit specialises. Aimed work then
-takes every other execution while it lasts, its engines in turn: symbolic's
-solved plans, fuzz's probes of the inputs, and the race-directed engine's
-promising pairs (:mod:`dnsse.search.race_directed`: a reader run between a
-writer's two critical sections, the pairs learnt from the first executions,
-whoever ran them).
+shallow, fuzz, PCT deep), before the bandit specialises. From
+race-directed's probe on, aimed work takes every other execution while it
+lasts, the probes included: symbolic's solved plans (or else fuzz's probes
+of the inputs) and the race-directed engine's promising pairs, in turn
+(:mod:`dnsse.search.race_directed`: a reader run between a writer's two
+critical sections, with pairs learnt from the first executions, whoever ran
+them).
 
 After them every execution goes to one engine, picked by a discounted
 upper-confidence bandit (D-UCB, Garivier and Moulines 2011): an engine's
