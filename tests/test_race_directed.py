@@ -97,7 +97,7 @@ def _step(kind: str, detail: str, *objects: tuple[str, Access]) -> Operation:
     return Operation(kind, objects, detail)
 
 
-def test_another_roles_acquire_right_after_a_release_is_the_first_pair_and_reads_never_pair() -> None:
+def test_another_roles_acquire_right_after_a_release_comes_first_then_unguarded_data_and_reads_never_pair() -> None:
     lock = "lock#1"
     history = [
         (0, _step("attr.store", "p.py:3", ("o1.x", Access.WRITE))),  # before the threads exist: no race
@@ -110,6 +110,8 @@ def test_another_roles_acquire_right_after_a_release_is_the_first_pair_and_reads
         (2, _step("attr.load", "p.py:14", ("o1.x", Access.READ), ("o1", Access.READ))),
         (1, _step("attr.load", "p.py:10", ("o1", Access.READ))),
         (2, _step("lock.release", "Lock#1", (lock, Access.RELEASE))),
+        (1, _step("attr.store", "p.py:11", ("o1.y", Access.WRITE))),  # no lock held by either: unguarded
+        (2, _step("attr.load", "p.py:16", ("o1.y", Access.READ))),
     ]
     names = ["main", "Thread-1 (writer)", "Thread-2 (reader)"]
     pairs = racing_pairs(history, names, created_at=[0, 2, 3])
@@ -118,8 +120,10 @@ def test_another_roles_acquire_right_after_a_release_is_the_first_pair_and_reads
         ((writer, "lock.release", "Lock#1"), (reader, "lock.acquire", "Lock#1"), 0),
         ((reader, "lock.release", "Lock#1"), (writer, "lock.acquire", "Lock#1"), 0),
     }
-    sites = {(pair.first, pair.second) for pair in pairs}
-    assert ((writer, "attr.store", "p.py:9"), (reader, "attr.load", "p.py:14")) in sites
+    ranks = {(pair.first, pair.second): pair.rank for pair in pairs}
+    # Both under Lock#1: they can never be adjacent, so the pair waits behind the unguarded one.
+    assert ranks[((writer, "attr.store", "p.py:9"), (reader, "attr.load", "p.py:14"))] == 2
+    assert ranks[((writer, "attr.store", "p.py:11"), (reader, "attr.load", "p.py:16"))] == 1
     assert not any(site[2] == "p.py:3" for pair in pairs for site in (pair.first, pair.second))
     assert not any(site[2] == "p.py:10" for pair in pairs for site in (pair.first, pair.second))
     assert role_of("Thread-12 (writer)") == role_of("Thread-3 (writer)") != role_of("Thread-3 (reader)")

@@ -7,8 +7,8 @@ bug: so the first executions are diverse probes, one execution of each of
 :data:`PROBES` (random, race-directed, symbolic's first run, POS, PCT
 shallow, fuzz, PCT deep), before the bandit specialises. From
 race-directed's probe on, aimed work takes every other execution while it
-lasts, the probes included: symbolic's solved plans (or else fuzz's probes
-of the inputs) and the race-directed engine's promising pairs, in turn
+lasts, the probes included: symbolic's solved plans, else fuzz's probes of
+the inputs, else the race-directed engine's promising pairs
 (:mod:`dnsse.search.race_directed`: a reader run between a writer's two
 critical sections, with pairs learnt from the first executions, whoever ran
 them).
@@ -53,6 +53,9 @@ DISCOUNT = 0.97
 EXPLORATION = 0.5
 BUG_REWARD = 10.0
 PLANS_BONUS = 1.0
+# Aimed executions of the race-directed engine at most: a program with hundreds of promising pairs
+# would otherwise give it half the budget for long; past them it plays in the bandit like any engine.
+RACE_AIMED_TRIES = 12
 # The first executions, in order: cheap, diverse schedulers first, then the engines that learn.
 # symbolic's first run is a random schedule on the defaults, as cheap as random's, and it starts solving.
 # race-directed's first run is aimed at a pair random's run showed.
@@ -86,9 +89,8 @@ class HybridStrategy:
         self._reward = {name: 0.0 for name in self.engines}
         self._plays = {name: 0.0 for name in self.engines}
         self._last: str | None = None
-        # Whether the next execution after the probes is aimed work's turn, and aimed turns taken (see select).
+        # Whether the next execution is aimed work's turn (see select).
         self._aimed_turn = False
-        self._aimed_turns = 0
         # The bugs found so far, by family (dnsse.search.bug_family): each is credited once.
         self._bugs: set = set()
 
@@ -101,11 +103,11 @@ class HybridStrategy:
     def select(self, rng: random.Random) -> str:
         """The engine with the highest discounted upper confidence bound (each is played once first).
 
-        While symbolic holds solved, unrun plans (or else fuzz holds
-        deterministic probes of the inputs), or the race-directed engine
-        promising pairs not yet tried, every other execution runs them, work
-        on the inputs and work on the races in turn: aimed work that the
-        bandit would spread over eight engines.
+        While symbolic holds solved, unrun plans, or else fuzz holds
+        deterministic probes of the inputs, or else the race-directed engine
+        promising pairs not yet tried (in its first :data:`RACE_AIMED_TRIES`
+        aimed executions), every other execution runs them: aimed work that
+        the bandit would spread over eight engines.
 
         The advisor plays only while it has untried hints: without one its
         execution would be a random one, which pct and fuzz do better.
@@ -115,13 +117,19 @@ class HybridStrategy:
         if probe is not None and self.stats["race-directed"].executions == 0:
             return probe
         # From race-directed's probe on, aimed work takes every other execution, the probes included:
-        # work on the inputs (solved plans first) and work on the races in turn.
-        on_inputs = [name for name, ready in (("symbolic", self.symbolic.has_plans), ("fuzz", self.fuzz.has_pending)) if ready]
-        aimed = on_inputs[:1] + (["race-directed"] if self.race.has_promising else [])
+        # solved plans, else fuzz's probes of the inputs, else promising racing pairs.
+        aimed = [
+            name
+            for name, ready in (
+                ("symbolic", self.symbolic.has_plans),
+                ("fuzz", self.fuzz.has_pending),
+                ("race-directed", self.race.has_promising and self.race.aimed < RACE_AIMED_TRIES),
+            )
+            if ready
+        ]
         self._aimed_turn = not self._aimed_turn
         if aimed and self._aimed_turn:
-            self._aimed_turns += 1
-            return aimed[self._aimed_turns % len(aimed)]
+            return aimed[0]
         if probe is not None:
             return probe
         total = sum(self._plays[name] for name in engines)
@@ -184,7 +192,6 @@ class HybridStrategy:
             "reward": dict(self._reward),
             "plays": dict(self._plays),
             "aimed_turn": self._aimed_turn,
-            "aimed_turns": self._aimed_turns,
             "bugs": sorted([kind, list(words)] for kind, words in self._bugs),
         }
 
@@ -200,7 +207,6 @@ class HybridStrategy:
         self._reward = {name: float(state["reward"].get(name, 0.0)) for name in self.engines}
         self._plays = {name: float(state["plays"].get(name, 0.0)) for name in self.engines}
         self._aimed_turn = bool(state.get("aimed_turn", False))
-        self._aimed_turns = int(state.get("aimed_turns", 0))
         self._bugs = {(str(kind), tuple(str(word) for word in words)) for kind, words in state.get("bugs", [])}
 
     def notes(self) -> dict[str, int]:

@@ -8,6 +8,10 @@ sites **conflict** when, in the observed execution, agents of them touched
 one object and not both only read it, and neither agent created the other
 after its own step (a value set before a thread starts is no race).
 
+Accesses of data that both agents made holding one lock (a lockset, as
+Eraser keeps) can never be adjacent: such a pair counts as guarded and goes
+after the unguarded ones of its rank.
+
 A :class:`RacingPair` orders two conflicting sites: the race-directed search
 (:mod:`dnsse.search.race_directed`) tries to run the ``second`` site right
 after the ``first``. The pairs that most often decide a bug come first, as in
@@ -18,7 +22,7 @@ run showed:
    between a writer's two critical sections);
 1. a read right after another role's write, or a write right after another
    role's read;
-2. the same between agents of one role, and two writes;
+2. the same between agents of one role, two writes, and guarded pairs;
 3. the rest (two acquires of one lock, ...).
 """
 
@@ -38,6 +42,21 @@ _OCCURRENCES_KEPT = 8
 # Steps of the observed execution read: past them a long run repeats what it did.
 STEPS_READ = 20_000
 _DIGITS = re.compile(r"\d+")
+
+
+_NO_LOCKS: frozenset[str] = frozenset()
+_LOCK_KINDS = frozenset({"lock.acquire", "lock.release"})
+
+
+def _take_or_give(locks: dict[str, int], operation: Operation) -> None:
+    """Follow the locks one agent holds through its acquire or release step."""
+    for name, access in operation.objects:
+        if operation.kind == "lock.acquire" and access is Access.SYNC:
+            locks[name] = locks.get(name, 0) + 1
+        elif operation.kind == "lock.release" and access is Access.RELEASE and name in locks:
+            locks[name] -= 1
+            if not locks[name]:
+                del locks[name]
 
 
 def role_of(agent_name: str) -> str:
@@ -91,30 +110,40 @@ def racing_pairs(
     """
     roles = [role_of(name) for name in agent_names]
     steps = history[:STEPS_READ]
-    # object -> (site, access) -> the first few (step, agent) that touched it so.
-    touched: dict[str, dict[tuple[Site, Access], list[tuple[int, int]]]] = {}
+    # object -> (site, access) -> the first few (step, agent, locks held) that touched it so.
+    touched: dict[str, dict[tuple[Site, Access], list[tuple[int, int, frozenset[str]]]]] = {}
+    held: dict[int, dict[str, int]] = {}  # agent -> lock -> times taken (an RLock's count)
     for index, (agent, operation) in enumerate(steps):
         if not operation.objects:
             continue
         site = site_of(roles[agent] if agent < len(roles) else "?", operation)
+        locks = held.get(agent)
+        lockset = frozenset(locks) if locks else _NO_LOCKS
         for name, access in operation.objects:
             if name == CLOCK:
                 continue
             seen = touched.setdefault(name, {}).setdefault((site, access), [])
             if len(seen) < _OCCURRENCES_KEPT:
-                seen.append((index, agent))
+                seen.append((index, agent, lockset))
+        if operation.kind in _LOCK_KINDS:
+            _take_or_give(held.setdefault(agent, {}), operation)
     # created_at counts steps from 1: agent N was created by the step at index created_at[N] - 1.
     creator = [steps[step - 1][0] if 0 < step <= len(steps) else None for step in created_at]
 
     def created_after(parent: int, step: int, child: int) -> bool:
         return child < len(created_at) and creator[child] == parent and created_at[child] - 1 > step
 
-    def concurrent(ones: list[tuple[int, int]], others: list[tuple[int, int]]) -> bool:
-        return any(
-            agent != other and not created_after(agent, step, other) and not created_after(other, other_step, agent)
-            for step, agent in ones
-            for other_step, other in others
-        )
+    def concurrency(ones: list[tuple[int, int, frozenset[str]]], others: list[tuple[int, int, frozenset[str]]]) -> str | None:
+        """"unguarded" or "guarded" when two of the accesses could be adjacent or under one lock, else None."""
+        found = None
+        for step, agent, locks in ones:
+            for other_step, other, other_locks in others:
+                if agent == other or created_after(agent, step, other) or created_after(other, other_step, agent):
+                    continue
+                if not locks & other_locks:
+                    return "unguarded"
+                found = "guarded"
+        return found
 
     found: dict[tuple[Site, Site], tuple[int, int]] = {}  # pair -> (rank, first step showing it)
     for entries in touched.values():
@@ -122,8 +151,13 @@ def racing_pairs(
         for (first, first_access), ones in listed:
             for (second, second_access), others in listed:
                 rank = _rank(first, first_access, second, second_access)
-                if rank is None or not concurrent(ones, others):
+                if rank is None:
                     continue
+                relation = concurrency(ones, others)
+                if relation is None:
+                    continue
+                if relation == "guarded" and first[1] not in _LOCK_KINDS:
+                    rank = max(rank, 2)
                 shown = min(ones[0][0], others[0][0])
                 known = found.get((first, second))
                 if known is None or (rank, shown) < known:
