@@ -134,16 +134,16 @@ def racing_pairs(
         return child < len(created_at) and creator[child] == parent and created_at[child] - 1 > step
 
     def concurrency(ones: list[tuple[int, int, frozenset[str]]], others: list[tuple[int, int, frozenset[str]]]) -> str | None:
-        """"unguarded" or "guarded" when two of the accesses could be adjacent or under one lock, else None."""
-        found = None
+        """Whether two of the accesses could be adjacent ("unguarded"), could meet only under one lock ("guarded"), or neither (None)."""
+        relation = None
         for step, agent, locks in ones:
             for other_step, other, other_locks in others:
                 if agent == other or created_after(agent, step, other) or created_after(other, other_step, agent):
                     continue
                 if not locks & other_locks:
                     return "unguarded"
-                found = "guarded"
-        return found
+                relation = "guarded"
+        return relation
 
     found: dict[tuple[Site, Site], tuple[int, int]] = {}  # pair -> (rank, first step showing it)
     for entries in touched.values():
