@@ -106,7 +106,7 @@ def test_the_offline_advisor_finds_the_window_sooner_than_random(tmp_path: Path,
 def test_hybrid_runs_the_advisor_as_one_of_its_engines(tmp_path: Path) -> None:
     result, report = check(tmp_path, "hybrid", "--verbose", strategy="hybrid")
     assert result.returncode == 1
-    assert set(report["engines"]) == {"random", "pos", "pct-shallow", "symbolic", "fuzz", "pct", "advisor"}
+    assert set(report["engines"]) == {"random", "race-directed", "pos", "pct-shallow", "symbolic", "fuzz", "pct", "advisor"}
     assert sum(engine["executions"] for engine in report["engines"].values()) == report["executions"]
     assert report["advisor"]["offline"]["tried"] == report["engines"]["advisor"]["executions"]
     assert "  advisor: " in result.stdout and "advisor offline:" in result.stdout
@@ -219,7 +219,7 @@ def test_two_workers_report_hybrids_engines_added_up(tmp_path: Path) -> None:
         tmp_path, "hybrid", "--workers", "2", "--keep-going", "--budget", "60", "--verbose", strategy="hybrid"
     )
     assert result.returncode == 1
-    assert set(report["engines"]) == {"random", "pos", "pct-shallow", "symbolic", "fuzz", "pct", "advisor"}
+    assert set(report["engines"]) == {"random", "race-directed", "pos", "pct-shallow", "symbolic", "fuzz", "pct", "advisor"}
     assert sum(engine["executions"] for engine in report["engines"].values()) == report["executions"] == 60
     assert report["advisor"]["offline"]["tried"] == report["engines"]["advisor"]["executions"]
     assert "  fuzz: " in result.stdout and "advisor offline:" in result.stdout

@@ -79,6 +79,6 @@ def test_hybrid_finds_a_bug_that_needs_an_input_value_and_an_ordering(tmp_path: 
     data = json.loads(report.read_text())
     assert data["strategy"] == "hybrid"
     assert data["bugs"][0]["inputs"] == {"free_blocks": 1}
-    assert set(data["engines"]) == {"random", "pos", "pct-shallow", "fuzz", "symbolic", "pct", "advisor"}
+    assert set(data["engines"]) == {"random", "race-directed", "pos", "pct-shallow", "fuzz", "symbolic", "pct", "advisor"}
     assert sum(engine["executions"] for engine in data["engines"].values()) == data["executions"]
     assert first_bug("directed_inputs.py:pool_race", "random", 1000, tmp_path) is None

@@ -4,9 +4,14 @@ The portfolio never loses badly to the best single engine on a program
 (``benchmarks/portfolio.py`` measures it). Most small bugs fall to the first
 few executions of *some* cheap scheduler, and which one differs from bug to
 bug: so the first executions are diverse probes, one execution of each of
-:data:`PROBES` (random, symbolic's first run, POS, PCT shallow, fuzz, PCT
-deep), before the bandit specialises. Solved plans and fuzz's probes of the
-inputs then take every other execution while they last.
+:data:`PROBES` (random, race-directed, symbolic's first run, POS, PCT
+shallow, fuzz, PCT deep), before the bandit specialises. From
+race-directed's probe on, aimed work takes every other execution while it
+lasts, the probes included: symbolic's solved plans, else fuzz's probes of
+the inputs, else the race-directed engine's promising pairs
+(:mod:`dnsse.search.race_directed`: a reader run between a writer's two
+critical sections, with pairs learnt from the first executions, whoever ran
+them).
 
 After them every execution goes to one engine, picked by a discounted
 upper-confidence bandit (D-UCB, Garivier and Moulines 2011): an engine's
@@ -38,6 +43,7 @@ from dnsse.search.fuzz import FuzzStrategy
 from dnsse.search.llm import AdvisorSetup, LlmStrategy
 from dnsse.search.pct import PctStrategy
 from dnsse.search.pos import PosStrategy
+from dnsse.search.race_directed import RaceDirectedStrategy
 from dnsse.search.random_walk import RandomStrategy
 from dnsse.search.saved_learning import Rerun, corpus_state, restore_corpus, restore_stats, stats_state
 from dnsse.search.strategy import Division, SharedLearning, Strategy, execution_seed
@@ -47,9 +53,13 @@ DISCOUNT = 0.97
 EXPLORATION = 0.5
 BUG_REWARD = 10.0
 PLANS_BONUS = 1.0
+# Aimed executions of the race-directed engine at most: a program with hundreds of promising pairs
+# would otherwise give it half the budget for long; past them it plays in the bandit like any engine.
+RACE_AIMED_TRIES = 12
 # The first executions, in order: cheap, diverse schedulers first, then the engines that learn.
 # symbolic's first run is a random schedule on the defaults, as cheap as random's, and it starts solving.
-PROBES = ("random", "symbolic", "pos", "pct-shallow", "fuzz", "pct")
+# race-directed's first run is aimed at a pair random's run showed.
+PROBES = ("random", "race-directed", "symbolic", "pos", "pct-shallow", "fuzz", "pct")
 
 
 class HybridStrategy(Strategy):
@@ -63,6 +73,7 @@ class HybridStrategy(Strategy):
         self.corpus = Corpus()
         self.symbolic = SymbolicStrategy(seed + 1, self.corpus, admits=False)
         self.fuzz = FuzzStrategy(seed + 2, self.corpus, admits=False)
+        self.race = RaceDirectedStrategy(seed + 8)
         self.engines: dict[str, Strategy] = {
             "random": RandomStrategy(seed + 5),
             "pos": PosStrategy(seed + 6),
@@ -71,6 +82,7 @@ class HybridStrategy(Strategy):
             "symbolic": self.symbolic,
             "fuzz": self.fuzz,
             "pct": PctStrategy(seed + 3, depth=pct_depth),
+            "race-directed": self.race,
         }
         self.advisor = LlmStrategy(seed + 4, advisor if advisor is not None else AdvisorSetup())
         self.engines["advisor"] = self.advisor
@@ -78,7 +90,7 @@ class HybridStrategy(Strategy):
         self._reward = {name: 0.0 for name in self.engines}
         self._plays = {name: 0.0 for name in self.engines}
         self._last: str | None = None
-        # Whether the next execution after the probes is aimed work's turn (see select).
+        # Whether the next execution is aimed work's turn (see select).
         self._aimed_turn = False
         # The bugs found so far, by family (dnsse.search.bug_family): each is credited once.
         self._bugs: set = set()
@@ -93,21 +105,34 @@ class HybridStrategy(Strategy):
         """The engine with the highest discounted upper confidence bound (each is played once first).
 
         While symbolic holds solved, unrun plans, or else fuzz holds
-        deterministic probes of the inputs, every other execution runs them:
-        aimed work that the bandit would spread over seven engines.
+        deterministic probes of the inputs, or else the race-directed engine
+        promising pairs not yet tried (in its first :data:`RACE_AIMED_TRIES`
+        aimed executions), every other execution runs them: aimed work that
+        the bandit would spread over eight engines.
 
         The advisor plays only while it has untried hints: without one its
         execution would be a random one, which pct and fuzz do better.
         """
         engines = [name for name in self.engines if name != "advisor" or self.advisor.has_hints]
-        for name in (*PROBES, *engines):
-            if name in engines and self.stats[name].executions == 0:
-                return name
-        # Solved plans, then fuzz's deterministic probes, are aimed work: they take every other execution.
-        aimed = [name for name, ready in (("symbolic", self.symbolic.has_plans), ("fuzz", self.fuzz.has_pending)) if ready]
+        probe = next((name for name in (*PROBES, *engines) if name in engines and self.stats[name].executions == 0), None)
+        if probe is not None and self.stats["race-directed"].executions == 0:
+            return probe
+        # From race-directed's probe on, aimed work takes every other execution, the probes included:
+        # solved plans, else fuzz's probes of the inputs, else promising racing pairs.
+        aimed = [
+            name
+            for name, ready in (
+                ("symbolic", self.symbolic.has_plans),
+                ("fuzz", self.fuzz.has_pending),
+                ("race-directed", self.race.has_promising and self.race.aimed < RACE_AIMED_TRIES),
+            )
+            if ready
+        ]
         self._aimed_turn = not self._aimed_turn
         if aimed and self._aimed_turn:
             return aimed[0]
+        if probe is not None:
+            return probe
         total = sum(self._plays[name] for name in engines)
 
         def bound(name: str) -> float:
@@ -125,6 +150,8 @@ class HybridStrategy(Strategy):
         self.engines[name].observe(result)
         if name != "advisor":
             self.advisor.learn(result)
+        if name != "race-directed":
+            self.race.learn(result)
         self.advisor.take_advice()
         stats = self.stats[name]
         stats.count(result, self._execution)
