@@ -35,7 +35,6 @@ if TYPE_CHECKING:
     from dnsse.campaign.config import FoundBug
     from dnsse.search.saved_learning import Rerun
     from dnsse.search.strategy import Strategy
-    from dnsse.symbolic.concolic import Concolic
 
 SAVE_EVERY_S = 1.0
 # Saving takes at most 1/SAVE_COST_SHARE of the campaign's time.

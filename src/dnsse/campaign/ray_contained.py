@@ -33,10 +33,10 @@ from dnsse.errors import BadInput
 from dnsse.search.corpus_share import ROUND
 from dnsse.campaign.local_worker import worker_main, worker_settings
 from dnsse.campaign.local_rounds import write_round
-from dnsse.campaign.ray_workers import campaign_for, report_of
+from dnsse.campaign.ray_workers import campaign_for, timed
 from dnsse.campaign.worker_death import MAX_DEATHS_WITHOUT_PROGRESS, death_message
 from dnsse.campaign.worker_processes import POLL_S, WorkerProcesses
-from dnsse.campaign.worker_reports import worker_failure
+from dnsse.campaign.worker_reports import execution_report, worker_failure
 
 
 @dataclass
@@ -61,7 +61,7 @@ class Child:
                     raise worker_failure(0, message)
                 if message["kind"] == "execution":
                     self.deaths = 0
-                    # A worker's report holds every field of a Ray report (see ray_cluster.report_of).
+                    # A worker's report holds every field of a Ray report (see ray_workers.timed).
                     message = {key: value for key, value in message.items() if key != "worker"}
                 yield message
                 continue
@@ -75,7 +75,7 @@ class Child:
                 self.deaths = 0
                 crash = death.crash(self.pool.files(0), self.source)
                 crash.inputs = dict(self.pinned)
-                yield {"kind": "died", "crash": {**report_of(death.index, crash, 0.0), "crashed": True}}
+                yield {"kind": "died", "crash": {**timed(execution_report(death.index, crash), 0.0), "crashed": True}}
 
 
 def _report(message: dict) -> dict:

@@ -18,9 +18,7 @@ import dnsse
 from dnsse.campaign.campaign import Campaign
 from dnsse.campaign.config import CampaignConfig
 from dnsse.campaign.settings import campaign_settings, config_from_settings
-from dnsse.campaign.worker_reports import execution_report
 from dnsse.coverage.recorder import arc_recorder
-from dnsse.engine.runner import ExecutionResult
 from dnsse.engine.target import LoadedTarget
 from dnsse.errors import BadInput
 from dnsse.search.registry import make_strategy
@@ -75,11 +73,6 @@ def campaign_for(settings_text: str) -> Campaign:
         if campaign.coverage_map is not None:
             campaign.coverage_map.recorder = campaign.recorder
     return campaign
-
-
-def report_of(index: int, result: ExecutionResult, elapsed_s: float) -> dict:
-    """One execution as a task returns it: a worker process's report, timed by the task (arcs go with its last report)."""
-    return {**execution_report(index, result), "elapsed_s": elapsed_s, "arcs": {}}
 
 
 def timed(report: dict, elapsed_s: float) -> dict:
