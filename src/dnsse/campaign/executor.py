@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Protocol
 
-from dnsse.campaign.campaign import prepared_campaign
+from dnsse.campaign.campaign import Campaign, prepared_campaign
 from dnsse.campaign.config import CampaignConfig, CampaignResult, FoundBug
 from dnsse.campaign.control import CampaignControl
 from dnsse.campaign.intake import Intake, OnExecution
@@ -35,7 +35,6 @@ from dnsse.errors import BadInput
 from dnsse.search.strategy import Division, Strategy
 
 if TYPE_CHECKING:
-    from dnsse.campaign.campaign import Campaign
     from dnsse.engine.target import LoadedTarget
     from dnsse.frameworks.base import Framework
 
