@@ -16,9 +16,9 @@ from __future__ import annotations
 import random
 from typing import Sequence
 
-from dnsse.engine.inputs import is_open
 from dnsse.engine.operation import Operation
 from dnsse.search.dependency import dependent
+from dnsse.search.random_walk import blind_value
 from dnsse.search.strategy import Strategy, execution_seed
 
 
@@ -70,8 +70,7 @@ class PosChooser:
         return best
 
     def next_value(self, kind: str, options: int) -> int:
-        # An open input (no Range) keeps its default: a blindly drawn int64 is a count no program takes.
-        return 0 if is_open(options) else self.rng.randrange(options)
+        return blind_value(self.rng, options)
 
 
 class PosStrategy(Strategy):

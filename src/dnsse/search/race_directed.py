@@ -38,10 +38,10 @@ from __future__ import annotations
 import random
 from typing import Sequence
 
-from dnsse.engine.inputs import is_open
 from dnsse.engine.operation import Access, Operation
 from dnsse.engine.spin_watch import SpinWatch
 from dnsse.search.race_pairs import RacingPair, racing_pairs, role_of
+from dnsse.search.random_walk import blind_value
 from dnsse.search.strategy import Strategy, execution_seed
 
 MODES = ("through", "one section")
@@ -162,8 +162,7 @@ class RaceDirectedChooser:
         self.seen_steps = len(history)
 
     def next_value(self, kind: str, options: int) -> int:
-        # An open input (no Range) keeps its default: a blindly drawn int64 is a count no program takes.
-        return 0 if is_open(options) else self.rng.randrange(options)
+        return blind_value(self.rng, options)
 
 
 class RaceDirectedStrategy(Strategy):

@@ -9,6 +9,14 @@ from dnsse.engine.inputs import is_open
 from dnsse.search.strategy import Strategy, execution_seed
 
 
+def blind_value(rng: random.Random, options: int) -> int:
+    """A value drawn as the blind strategies draw (random, pct, pos): uniformly among ``options``.
+
+    An open input (no Range) keeps its default: a blindly drawn int64 is a count no program takes.
+    """
+    return 0 if is_open(options) else rng.randrange(options)
+
+
 class RandomChooser:
     __slots__ = ("rng", "_bits")
 
@@ -28,8 +36,7 @@ class RandomChooser:
         return r
 
     def next_value(self, kind: str, options: int) -> int:
-        # An open input (no Range) keeps its default: a blindly drawn int64 is a count no program takes.
-        return 0 if is_open(options) else self.rng.randrange(options)
+        return blind_value(self.rng, options)
 
 
 class RandomStrategy(Strategy):
