@@ -67,6 +67,7 @@ def _run_here(run: CampaignRun) -> CampaignResult:
     strategy.close()
     # A bug-free exhausted search is a statement; with a bug, the bug is the news.
     finished_clean = strategy.exhausted and not campaign.found
+    # The one strategy's own counts, as it keeps them: CampaignRun.result adds up those of many processes.
     result = campaign.result(
         strategy.name,
         intake.executions,
