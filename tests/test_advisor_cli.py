@@ -116,9 +116,10 @@ def test_a_model_naming_the_right_order_finds_the_bug_sooner_than_random_and_rep
     server: FakeOpenAI, tmp_path: Path, random_executions: int
 ) -> None:
     server.behaviours.append(Canned(RIGHT_ORDER))
-    # --keep-going: the campaign outlives the answer, whenever it comes.
-    live, report = check(tmp_path, "live", *with_model(server, tmp_path), "--keep-going", "--budget", "30")
+    # --llm-wait: the answer is taken before the second execution, however long the model takes.
+    live, report = check(tmp_path, "live", *with_model(server, tmp_path, "--llm-wait"))
     assert live.returncode == 1
+    assert report["executions"] == 2 < random_executions
     request = server.requests[0]
     assert request["model"] == "canned-7b"
     assert "advisor_window.py" in request["messages"][1]["content"]
@@ -139,8 +140,10 @@ def test_a_model_naming_the_right_order_finds_the_bug_sooner_than_random_and_rep
 
 def test_a_useless_answer_is_discarded_and_the_bug_is_still_found(server: FakeOpenAI, tmp_path: Path) -> None:
     server.behaviours.extend([Canned(USELESS), Canned("this is not JSON {")])
-    # --keep-going: the campaign outlives both answers (asked after the 1st and the 51st execution).
-    result, report = check(tmp_path, "useless", *with_model(server, tmp_path), "--keep-going", "--budget", "60")
+    # Asked after the 1st and the 51st execution, each answer waited for.
+    result, report = check(
+        tmp_path, "useless", *with_model(server, tmp_path, "--llm-wait"), "--keep-going", "--budget", "60"
+    )
     assert result.returncode == 1 and report["bugs"][0]["kind"] == "exception"
     model = report["advisor"]["model"]
     assert model["calls"] == 2 and model["failures"] == 0
@@ -161,7 +164,9 @@ def test_a_failing_endpoint_is_given_up_once_and_the_search_goes_on(
     server: FakeOpenAI, tmp_path: Path, failure: Canned
 ) -> None:
     server.behaviours.extend([failure] * 5)
-    result, report = check(tmp_path, "failing", *with_model(server, tmp_path), "--keep-going", "--budget", "60")
+    result, report = check(
+        tmp_path, "failing", *with_model(server, tmp_path, "--llm-wait"), "--keep-going", "--budget", "60"
+    )
     assert result.returncode == 1
     assert report["executions"] == 60
     model = report["advisor"]["model"]
@@ -173,7 +178,9 @@ def test_a_failing_endpoint_is_given_up_once_and_the_search_goes_on(
 
 def test_the_call_budget_bounds_the_requests(server: FakeOpenAI, tmp_path: Path) -> None:
     server.behaviours.extend([Canned(USELESS)] * 5)
-    result, report = check(tmp_path, "budget", *with_model(server, tmp_path, "--llm-calls", "1"), "--keep-going", "--budget", "120")
+    result, report = check(
+        tmp_path, "budget", *with_model(server, tmp_path, "--llm-calls", "1", "--llm-wait"), "--keep-going", "--budget", "120"
+    )
     assert report["advisor"]["model"]["calls"] == 1
     assert len(server.requests) == 1
 
@@ -199,7 +206,7 @@ def test_bad_advisor_options_exit_two_with_a_message(tmp_path: Path, options: li
 def test_two_workers_add_up_their_advisors_and_share_the_call_budget(server: FakeOpenAI, tmp_path: Path) -> None:
     server.behaviours.extend([Canned(RIGHT_ORDER)] * 4)
     result, report = check(
-        tmp_path, "workers", *with_model(server, tmp_path, "--llm-calls", "2"), "--workers", "2",
+        tmp_path, "workers", *with_model(server, tmp_path, "--llm-calls", "2", "--llm-wait"), "--workers", "2",
         "--keep-going", "--budget", "40", "--verbose",
     )
     assert result.returncode == 1

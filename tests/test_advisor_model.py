@@ -167,6 +167,26 @@ def test_a_request_runs_in_the_background_while_the_endpoint_has_not_answered(se
     assert len(hints) == 1 and advisor.stats.calls == 1 and advisor.stats.failures == 0
 
 
+def test_waiting_for_answers_takes_each_answer_in_the_call_that_asked_and_failures_alike(server, tmp_path):
+    server.behaviours.extend([Canned(GOOD), Canned(status=500), Canned(status=500)])
+    advisor = _advisor(server, tmp_path, wait=True, every_executions=100)
+    summary = _summary()
+    hints = advisor.advise(summary)
+    assert [hint.describe() for hint in hints] == [
+        "thread 2's attr.store at app.py:20 before thread 1's attr.load at app.py:12"
+    ]
+    assert advisor._pending == [] and advisor.stats.calls == 1 and len(server.requests) == 1
+    summary.executions += 1
+    assert advisor.advise(summary) == []  # not yet time to ask again
+    assert len(server.requests) == 1
+    summary.executions += 100
+    assert advisor.advise(summary) == [] and advisor.stats.failures == 1
+    # A failure is asked again at once, in the next call, and the second in a row gives up.
+    assert advisor.advise(summary) == [] and advisor.stats.failures == 2 and advisor.stats.gave_up
+    assert advisor.advise(summary) == [] and len(server.requests) == 3
+    assert len(advisor.notices) == 1
+
+
 def test_a_slow_endpoint_times_out_without_stalling_and_is_given_up(server, tmp_path):
     never_in_time = threading.Event()  # released only once the test is over
     server.behaviours.extend([Canned(GOOD, hold=never_in_time), Canned(GOOD, hold=never_in_time)])

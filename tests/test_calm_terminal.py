@@ -88,7 +88,10 @@ def _summary(out: str) -> list[str]:
 
 
 def test_the_summary_is_short_and_counts_in_good_grammar(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    status = main(["check", f"{PROGRAMS}/threads_lock_order.py:main", "--out", str(tmp_path), "--budget", "50"])
+    status = main(
+        ["check", f"{PROGRAMS}/threads_lock_order.py:main", "--out", str(tmp_path), "--budget", "50"],
+        contained=False,
+    )
     assert status == 1
     summary = _summary(capsys.readouterr().out)
     assert 1 <= len(summary) <= 4, summary
@@ -100,7 +103,8 @@ def test_the_summary_is_short_and_counts_in_good_grammar(tmp_path: Path, capsys:
 
 def test_verbose_adds_what_each_engine_and_advisor_contributed(tmp_path: Path, capsys) -> None:
     status = main(
-        ["check", f"{PROGRAMS}/threads_lock_order.py:main", "--out", str(tmp_path), "--budget", "50", "--verbose"]
+        ["check", f"{PROGRAMS}/threads_lock_order.py:main", "--out", str(tmp_path), "--budget", "50", "--verbose"],
+        contained=False,
     )
     assert status == 1
     summary = _summary(capsys.readouterr().out)
@@ -116,7 +120,7 @@ def test_a_target_without_branches_has_no_coverage_percentage(tmp_path: Path, ca
     )
     status = main(
         ["check", f"{program}:main", "--strategy", "random", "--coverage", "--budget", "3", "--out", str(tmp_path / "o"),
-         "--junit", str(tmp_path / "r.xml")]
+         "--junit", str(tmp_path / "r.xml")], contained=False
     )
     assert status == 0
     out = capsys.readouterr().out

@@ -66,14 +66,20 @@ def test_replay_runs_under_the_hash_seed_the_trace_was_recorded_under(tmp_path: 
 
 
 def test_the_environment_does_not_leak_from_one_execution_to_the_next(tmp_path: Path, capsys) -> None:
-    status = main(["check", f"{PROGRAMS}/environ_counter.py:main", "--budget", "10", "--out", str(tmp_path)])
+    status = main(
+        ["check", f"{PROGRAMS}/environ_counter.py:main", "--budget", "10", "--out", str(tmp_path)],
+        contained=False,
+    )
     assert status == 0, capsys.readouterr().out
     assert "DNSSE_TEST_RUNS" not in os.environ
 
 
 @pytest.mark.parametrize("function", ["main", "clean"])
 def test_every_execution_starts_in_an_empty_private_directory(function: str, tmp_path: Path, capsys) -> None:
-    status = main(["check", f"{PROGRAMS}/leaves_files.py:{function}", "--budget", "5", "--out", str(tmp_path)])
+    status = main(
+        ["check", f"{PROGRAMS}/leaves_files.py:{function}", "--budget", "5", "--out", str(tmp_path)],
+        contained=False,
+    )
     assert status == 0, capsys.readouterr().out
 
 
@@ -101,17 +107,20 @@ def test_every_random_source_is_drawn_from_the_choices() -> None:
 @pytest.mark.torch
 def test_torch_reads_virtual_time_and_its_flags_are_restored(tmp_path: Path, capsys) -> None:
     torch = pytest.importorskip("torch")
-    status = main(["check", f"{PROGRAMS}/clock_torch.py:main", "--strategy", "random", "--out", str(tmp_path)])
+    status = main(
+        ["check", f"{PROGRAMS}/clock_torch.py:main", "--strategy", "random", "--out", str(tmp_path)],
+        contained=False,
+    )
     out = capsys.readouterr().out
     # An hour of sleep each, on one virtual clock: no real waiting, the same readings on replay.
     assert status == 1 and "slept 3600s" in out and "slept 7200s" not in out
-    assert main(["replay", str(tmp_path / "bug-1.json")]) == 1
+    assert main(["replay", str(tmp_path / "bug-1.json")], contained=False) == 1
     assert "reproduced" in capsys.readouterr().out
     assert torch.get_default_dtype() == torch.float32
 
 
 def test_a_replay_that_goes_another_way_says_where(tmp_path: Path, capsys) -> None:
-    assert main(["check", RACY, "--strategy", "random", "--out", str(tmp_path)]) == 1
+    assert main(["check", RACY, "--strategy", "random", "--out", str(tmp_path)], contained=False) == 1
     path = tmp_path / "bug-1.json"
     trace = json.loads(path.read_text())
     position, choice = next(
@@ -121,20 +130,20 @@ def test_a_replay_that_goes_another_way_says_where(tmp_path: Path, capsys) -> No
     choice[2] = (choice[2] + 1) % choice[1]
     path.write_text(json.dumps(trace))
     capsys.readouterr()
-    assert main(["replay", str(path)]) == 2
+    assert main(["replay", str(path)], contained=False) == 2
     error = capsys.readouterr().err
     # Agents doing the same thing at the same line are alike to the check; the run goes another way later.
     assert "no longer fits" in error and "the trace ran" in error and "this run offered" in error
 
 
 def test_a_trace_with_choices_left_over_does_not_fit(tmp_path: Path, capsys) -> None:
-    assert main(["check", RACY, "--strategy", "random", "--out", str(tmp_path)]) == 1
+    assert main(["check", RACY, "--strategy", "random", "--out", str(tmp_path)], contained=False) == 1
     path = tmp_path / "bug-1.json"
     trace = json.loads(path.read_text())
     trace["choices"].append(["agent", 2, 1])
     path.write_text(json.dumps(trace))
     capsys.readouterr()
-    assert main(["replay", str(path)]) == 2
+    assert main(["replay", str(path)], contained=False) == 2
     assert "does not fit" in capsys.readouterr().err
 
 
@@ -143,7 +152,10 @@ def test_a_program_that_is_not_deterministic_under_control_is_no_bug(
 ) -> None:
     monkeypatch.setenv("DNSSE_TEST_COUNTER_FILE", str(tmp_path / "counter"))
     out = tmp_path / "traces"
-    status = main(["check", f"{PROGRAMS}/first_run_differs.py:main", "--strategy", "random", "--out", str(out)])
+    status = main(
+        ["check", f"{PROGRAMS}/first_run_differs.py:main", "--strategy", "random", "--out", str(out)],
+        contained=False,
+    )
     captured = capsys.readouterr()
     assert status == 2
     assert "not deterministic under control" in captured.err
@@ -154,7 +166,7 @@ def test_a_program_that_is_not_deterministic_under_control_is_no_bug(
 def test_every_announced_bug_was_confirmed_by_replaying_its_trace(tmp_path: Path, capsys) -> None:
     report = tmp_path / "report.json"
     status = main(
-        ["check", RACY, "--strategy", "random", "--out", str(tmp_path), "--json", str(report)]
+        ["check", RACY, "--strategy", "random", "--out", str(tmp_path), "--json", str(report)], contained=False
     )
     assert status == 1
     assert "confirmed by replay" in capsys.readouterr().out
@@ -165,8 +177,11 @@ def test_a_bug_whose_message_prints_a_set_of_objects_replays(tmp_path: Path, cap
     # The set iterates in the order of its elements' addresses, which differ from run to run: the
     # replay shows the same failure with the elements in another order, and that is the same bug.
     target = f"{PROGRAMS}/set_in_message.py:main"
-    assert main(["check", target, "--strategy", "random", "--budget", "5", "--out", str(tmp_path)]) == 1
+    assert main(
+        ["check", target, "--strategy", "random", "--budget", "5", "--out", str(tmp_path)],
+        contained=False,
+    ) == 1
     assert "Item(11)" in capsys.readouterr().out
     for _ in range(3):
-        assert main(["replay", str(tmp_path / "bug-1.json")]) == 1
+        assert main(["replay", str(tmp_path / "bug-1.json")], contained=False) == 1
         assert "reproduced" in capsys.readouterr().out

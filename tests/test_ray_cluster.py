@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-import signal
+import tempfile
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Iterator
 
@@ -22,6 +22,9 @@ from dnsse.campaign.worker_reports import adopt_semantics
 
 PROGRAMS = Path(__file__).parent / "programs"
 RACE = f"{PROGRAMS}/report_prints.py:main"
+# Where a test tells the cluster's workers to interrupt a campaign (one file per test process, there only
+# while that campaign runs).
+INTERRUPT_CONTROL = Path(tempfile.gettempdir()) / f"dnsse-interrupt-{os.getpid()}.json"
 NCCL_PROGRAM = f"{Path(__file__).parent}/real_programs/nccl_vs_gloo.py:item_after_all_reduce"
 
 
@@ -108,6 +111,7 @@ def cluster() -> Iterator[str]:
     ray = pytest.importorskip("ray", reason="real Ray is not installed (pip install ray)")
     previous = os.environ.get("RAY_AUTH_MODE")
     os.environ["RAY_AUTH_MODE"] = "disabled"  # no token file shared with other Ray users of this machine
+    os.environ["INTERRUPT_CONTROL"] = str(INTERRUPT_CONTROL)  # the workers start with it (slow.py)
     try:
         try:
             ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
@@ -118,6 +122,7 @@ def cluster() -> Iterator[str]:
         finally:
             ray.shutdown()
     finally:
+        os.environ.pop("INTERRUPT_CONTROL", None)
         if previous is None:
             os.environ.pop("RAY_AUTH_MODE", None)
         else:
@@ -294,8 +299,11 @@ SLOW = Path(__file__).parent / "hostile" / "targets" / "slow.py"
 
 
 def _ray_check(directory: Path, target: str, *arguments: str) -> subprocess.Popen:
+    # Through a shell that writes its process id before it becomes the driver (exec keeps the id), so a
+    # target that interrupts the campaign knows where to send the signal before the campaign starts.
     return subprocess.Popen(
         [
+            "sh", "-c", 'echo $$ > "$0" && exec "$@"', str(directory / "driver.pid"),
             sys.executable, "-m", "dnsse.cli", "check", target, *arguments,
             "--out", str(directory / "traces"), "--json", str(directory / "report.json"),
         ],
@@ -303,49 +311,66 @@ def _ray_check(directory: Path, target: str, *arguments: str) -> subprocess.Pope
     )
 
 
-def _stop_once_saved(process: subprocess.Popen, state: Path) -> None:
-    """Ctrl-C to the driver once it saved a batch boundary past the first (it saves after each new bug)."""
-    while process.poll() is None:
-        try:
-            if json.loads(state.read_text())["executions"] >= 1:
-                process.send_signal(signal.SIGINT)
-                return
-        except (FileNotFoundError, json.JSONDecodeError):
-            pass
-        time.sleep(0.05)
+@contextlib.contextmanager
+def _interrupted_in_its_run(directory: Path, at: int) -> Iterator[None]:
+    """The campaign started in ``directory`` while this lasts is sent Ctrl-C by its target's run ``at``
+    (slow.py's INTERRUPT_CONTROL, which the cluster's workers were started with): at the same point
+    however loaded the machine is."""
+    directory.mkdir(parents=True)
+    settings = {"runs": str(directory / "runs"), "at": at, "signal": "INT", "pid_file": str(directory / "driver.pid")}
+    written = INTERRUPT_CONTROL.with_suffix(".partial")
+    written.write_text(json.dumps(settings))
+    written.rename(INTERRUPT_CONTROL)
+    try:
+        yield
+    finally:
+        INTERRUPT_CONTROL.unlink()
 
 
 @pytest.mark.ray
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    ("strategy", "target", "inputs", "budget"),
+    ("strategy", "inputs", "budget", "at"),
     [
-        ("random", f"{SLOW}:racy", ["--input", "rounds=3"], "160"),
-        ("pct", RACE, [], "160"),
-        ("dfs", f"{SLOW}:locked", ["--input", "workers=2", "--input", "rounds=4"], "5000"),
+        # Run 100 comes after batches of 16 came back and were counted (two run at a time, in order).
+        ("random", ["--input", "rounds=3"], "160", 100),
+        ("pct", ["--input", "rounds=2"], "160", 100),
+        # Run 30 comes after the first slice (8 executions) came back: no other unit exists before it.
+        ("dfs", ["--input", "workers=2", "--input", "rounds=4"], "5000", 30),
     ],
 )
 def test_a_ray_campaign_stopped_and_resumed_finds_what_the_uninterrupted_one_finds(
-    strategy: str, target: str, inputs: list[str], budget: str, cluster: str, tmp_path: Path
+    strategy: str, inputs: list[str], budget: str, at: int, cluster: str, tmp_path: Path
 ) -> None:
+    target = f"{SLOW}:locked" if strategy == "dfs" else f"{SLOW}:racy"
     campaign = [*inputs, "--strategy", strategy, "--seed", "3", "--ray-address", cluster, "--workers", "2", "--budget", budget, "--keep-going"]
     outcomes = []
     for name in ("whole", "stopped"):
         directory = tmp_path / name
-        process = _ray_check(directory, target, *campaign)
         if name == "stopped":
             state = directory / "traces" / "campaign.state"
-            _stop_once_saved(process, state)
-            stdout, stderr = process.communicate(timeout=600)
+            with _interrupted_in_its_run(directory, at):
+                process = _ray_check(directory, target, *campaign)
+                stdout, stderr = process.communicate(timeout=600)
             assert process.returncode == 130, stdout + stderr[-3000:]
-            assert "--resume" in stderr and json.loads(state.read_text())["executions"] >= 1
+            assert "--resume" in stderr and state.exists()
+            if strategy == "dfs":
+                assert json.loads(state.read_text())["executions"] >= 8
             process = _ray_check(directory, target, *campaign, "--resume", str(directory / "traces"))
+        else:
+            directory.mkdir(parents=True)
+            process = _ray_check(directory, target, *campaign)
         stdout, stderr = process.communicate(timeout=600)
         assert process.returncode in (0, 1), stdout + stderr[-3000:]
         assert not (directory / "traces" / "campaign.state").exists()
         report = json.loads((directory / "report.json").read_text())
         bugs = sorted((bug["execution"], bug["kind"], bug["message"]) for bug in report["bugs"])
-        verified = (report["verified"] or {}).get("executions")
-        outcomes.append((process.returncode, report["executions"], bugs, verified))
-    assert outcomes[0] == outcomes[1]
-    assert outcomes[0][2] or outcomes[0][3]  # a bug found, or the dfs verified: there was something to compare
+        verified = report["verified"] is not None and report["verified"]["executions"] == report["executions"]
+        outcomes.append((process.returncode, bugs, verified, report["executions"]))
+    if strategy == "dfs":
+        # Both verify. The number of executions depends on the order its units run in, which a resumed
+        # search does not repeat (it is the same in every uninterrupted run, and with local workers).
+        assert outcomes[0][:3] == outcomes[1][:3] == (0, [], True)
+    else:
+        assert outcomes[0] == outcomes[1]
+        assert outcomes[0][1]  # a bug found: there was something to compare

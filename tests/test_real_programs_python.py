@@ -104,12 +104,18 @@ def test_the_correct_version_passes_as_in_plain_python(target: str, framework: T
 @pytest.mark.slow
 def test_a_pause_within_the_default_delay_bound_breaks_the_tight_timeouts(tmp_path: Path, capsys) -> None:
     target = f"{REAL}/py_asyncio_docs.py:wait_and_as_completed"
-    assert main(["check", target, "--strategy", "random", "--budget", "100", "--out", str(tmp_path)]) == 1
+    assert main(
+        ["check", target, "--strategy", "random", "--budget", "100", "--out", str(tmp_path)],
+        contained=False,
+    ) == 1
     assert "AssertionError" in capsys.readouterr().out
     # The bug's run paused the loop's tasks before its first timeout, within the bound.
     stalls = json.loads((tmp_path / "bug-1.json").read_text())["stalls"]
     assert stalls and all(0 < stall["seconds"] <= 0.1 for stall in stalls)
-    assert main(["check", target, "--max-delay", "0.02", "--budget", "100", "--no-db", "--out", str(tmp_path)]) == 0
+    assert main(
+        ["check", target, "--max-delay", "0.02", "--budget", "100", "--no-db", "--out", str(tmp_path)],
+        contained=False,
+    ) == 0
 
 
 @pytest.mark.slow
@@ -118,21 +124,24 @@ def test_the_bug_variant_is_found_and_replays(target: str, kind: str, message: s
     report = tmp_path / "report.json"
     status = main(
         ["check", f"{REAL}/{target}", "--strategy", "random", "--budget", "100", "--out", str(tmp_path),
-         "--json", str(report)]
+         "--json", str(report)], contained=False
     )
     out = capsys.readouterr().out
     assert status == 1, out
     (bug,) = json.loads(report.read_text())["bugs"]
     assert bug["kind"] == kind
     assert message in bug["message"]
-    assert main(["replay", bug["trace"]]) == 1
+    assert main(["replay", bug["trace"]], contained=False) == 1
     assert "reproduced" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("strategy", ["dfs", "pct"])
 def test_a_polling_task_ends_under_every_strategy(strategy: str, tmp_path: Path, capsys) -> None:
     target = "py_asyncio_docs.py:polling_flag"
-    status = main(["check", f"{REAL}/{target}", "--strategy", strategy, "--budget", "10", "--out", str(tmp_path)])
+    status = main(
+        ["check", f"{REAL}/{target}", "--strategy", strategy, "--budget", "10", "--out", str(tmp_path)],
+        contained=False,
+    )
     out = capsys.readouterr().out
     assert status == 0, out
     assert "inconclusive" not in out and "timeout" not in out
@@ -140,7 +149,10 @@ def test_a_polling_task_ends_under_every_strategy(strategy: str, tmp_path: Path,
 
 def test_a_signal_sent_to_a_handler_the_program_set_is_refused_not_a_crash(tmp_path: Path, capsys) -> None:
     assert _plain("py_signals.py:alarm_watchdog").returncode == 0
-    status = main(["check", f"{REAL}/py_signals.py:alarm_watchdog", "--budget", "5", "--out", str(tmp_path)])
+    status = main(
+        ["check", f"{REAL}/py_signals.py:alarm_watchdog", "--budget", "5", "--out", str(tmp_path)],
+        contained=False,
+    )
     err = capsys.readouterr().err
     assert status == 2, err
     assert "signal.setitimer with a handler set for SIGALRM is not under control" in err

@@ -34,7 +34,7 @@ BUGGY = [
 
 @pytest.mark.parametrize(("target", "budget"), CORRECT)
 def test_the_correct_version_passes(target: str, budget: int, tmp_path: Path, capsys) -> None:
-    status = main(["check", f"{REAL}/{target}", "--budget", str(budget), "--out", str(tmp_path)])
+    status = main(["check", f"{REAL}/{target}", "--budget", str(budget), "--out", str(tmp_path)], contained=False)
     out = capsys.readouterr().out
     assert status == 0, out
     assert "no bug found" in out
@@ -43,10 +43,10 @@ def test_the_correct_version_passes(target: str, budget: int, tmp_path: Path, ca
 @pytest.mark.slow
 @pytest.mark.parametrize(("target", "kind"), BUGGY)
 def test_the_bug_variant_is_found_and_replays(target: str, kind: str, tmp_path: Path, capsys) -> None:
-    status = main(["check", f"{REAL}/{target}", "--budget", "200", "--out", str(tmp_path)])
+    status = main(["check", f"{REAL}/{target}", "--budget", "200", "--out", str(tmp_path)], contained=False)
     out = capsys.readouterr().out
     assert status == 1, out
     assert kind in out
-    replayed = main(["replay", str(tmp_path / "bug-1.json")])
+    replayed = main(["replay", str(tmp_path / "bug-1.json")], contained=False)
     assert replayed == 1
     assert "reproduced" in capsys.readouterr().out

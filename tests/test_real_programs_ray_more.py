@@ -47,7 +47,7 @@ BUGGY = [
 
 @pytest.mark.parametrize("target", CORRECT)
 def test_the_correct_version_passes(target: str, tmp_path: Path, capsys) -> None:
-    status = main(["check", f"{REAL}/{target}", "--budget", "25", "--out", str(tmp_path)])
+    status = main(["check", f"{REAL}/{target}", "--budget", "25", "--out", str(tmp_path)], contained=False)
     out = capsys.readouterr().out
     assert status == 0, out
     assert "no bug found" in out
@@ -55,22 +55,25 @@ def test_the_correct_version_passes(target: str, tmp_path: Path, capsys) -> None
 
 @pytest.mark.parametrize(("target", "message"), BUGGY)
 def test_the_bug_variant_is_found_and_replays(target: str, message: str, tmp_path: Path, capsys) -> None:
-    status = main(["check", f"{REAL}/{target}", "--budget", "100", "--out", str(tmp_path)])
+    status = main(["check", f"{REAL}/{target}", "--budget", "100", "--out", str(tmp_path)], contained=False)
     out = capsys.readouterr().out
     assert status == 1, out
     assert "exception" in out and message in out, out
-    assert main(["replay", str(tmp_path / "bug-1.json")]) == 1
+    assert main(["replay", str(tmp_path / "bug-1.json")], contained=False) == 1
     assert "reproduced" in capsys.readouterr().out
 
 
 def test_a_task_waiting_forever_is_not_woken_by_ray_cancel_and_the_driver_hangs(tmp_path: Path, capsys) -> None:
     # Real Ray's cancel runs the task's SIGINT handler at its next bytecode (_thread.interrupt_main):
     # Event.wait() never returns, so neither does ray.get once the task started (real Ray hangs there).
-    status = main(["check", f"{REAL}/ray_cancel_sleeping.py:run_lock", "--budget", "50", "--out", str(tmp_path)])
+    status = main(
+        ["check", f"{REAL}/ray_cancel_sleeping.py:run_lock", "--budget", "50", "--out", str(tmp_path)],
+        contained=False,
+    )
     out = capsys.readouterr().out
     assert status == 1, out
     assert "deadlock" in out and "waits for Event#1" in out and "ray.get" in out
-    assert main(["replay", str(tmp_path / "bug-1.json")]) == 1
+    assert main(["replay", str(tmp_path / "bug-1.json")], contained=False) == 1
 
 
 @pytest.mark.parametrize(("target", "message"), [
@@ -82,7 +85,10 @@ def test_dfs_finds_the_order_a_ray_wait_or_cancel_depends_on_and_verifies_nothin
     target: str, message: str, tmp_path: Path, capsys
 ) -> None:
     """The job ends while the other task still waits to start: that task's results must count as its last step."""
-    status = main(["check", f"{REAL}/{target}", "--strategy", "dfs", "--budget", "100", "--out", str(tmp_path)])
+    status = main(
+        ["check", f"{REAL}/{target}", "--strategy", "dfs", "--budget", "100", "--out", str(tmp_path)],
+        contained=False,
+    )
     out = capsys.readouterr().out
     assert status == 1, out
     assert message in out and "verified" not in out
@@ -144,7 +150,10 @@ def test_under_real_ray_the_correct_versions_pass_and_the_deterministic_bugs_fai
 
 def test_a_driver_that_reaches_ray_only_through_another_file_is_checked_as_ray(tmp_path: Path, capsys) -> None:
     """Checked as plain threads, the real Ray would run under it and nothing of Ray would be explored."""
-    status = main(["check", f"{REAL}/ray_split/driver.py:run", "--budget", "5", "--out", str(tmp_path)])
+    status = main(
+        ["check", f"{REAL}/ray_split/driver.py:run", "--budget", "5", "--out", str(tmp_path)],
+        contained=False,
+    )
     out = capsys.readouterr().out
     assert status == 0, out
     assert "driver.py:run (ray)" in out
@@ -176,7 +185,7 @@ def main():
 def test_ray_dag_api_is_refused_naming_it_not_reported_as_a_bug(tmp_path: Path, capsys) -> None:
     program = tmp_path / "dag.py"
     program.write_text(_DAG)
-    status = main(["check", f"{program}:main", "--budget", "5", "--out", str(tmp_path / "out")])
+    status = main(["check", f"{program}:main", "--budget", "5", "--out", str(tmp_path / "out")], contained=False)
     captured = capsys.readouterr()
     assert status == 2, captured.out
     assert "f.bind (Ray's DAG API, ray.dag) is not under control" in captured.err

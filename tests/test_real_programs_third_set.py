@@ -23,7 +23,7 @@ REAL = Path(__file__).parent / "real_programs"
 
 
 def _check(target: str, out: Path, *options: str) -> int:
-    return main(["check", f"{REAL}/{target}", *options, "--no-minimize", "--out", str(out)])
+    return main(["check", f"{REAL}/{target}", *options, "--no-minimize", "--out", str(out)], contained=False)
 
 
 def _found_and_replayed(target: str, kind: str, says: str, out: Path, capsys, *options: str) -> None:
@@ -31,7 +31,7 @@ def _found_and_replayed(target: str, kind: str, says: str, out: Path, capsys, *o
     printed = capsys.readouterr().out
     assert status == 1, printed
     assert f"{kind} " in printed and says in printed, printed
-    assert main(["replay", str(out / "bug-1.json")]) == 1
+    assert main(["replay", str(out / "bug-1.json")], contained=False) == 1
     assert "reproduced" in capsys.readouterr().out
 
 
@@ -73,7 +73,10 @@ def test_groups_list_the_devices_their_backend_serves(tmp_path: Path, capsys) ->
     pytest.importorskip("torch")
     program = tmp_path / "devices.py"
     program.write_text(_DEVICES)
-    status = main(["check", f"{program}:run", "--world-size", "2", "--budget", "1", "--out", str(tmp_path)])
+    status = main(
+        ["check", f"{program}:run", "--world-size", "2", "--budget", "1", "--out", str(tmp_path)],
+        contained=False,
+    )
     printed = capsys.readouterr().out
     assert status == 0, printed
 
@@ -221,7 +224,7 @@ def test_two_interleaved_streams_reading_the_actors_shared_request_are_found(tmp
 def test_names_of_ray_raylet_outside_its_public_re_exports_are_refused(tmp_path: Path, capsys) -> None:
     program = tmp_path / "ids.py"
     program.write_text("import ray\nfrom ray._raylet import GcsClient\n\ndef run():\n    ray.init()\n")
-    status = main(["check", f"{program}:run", "--budget", "1", "--out", str(tmp_path)])
+    status = main(["check", f"{program}:run", "--budget", "1", "--out", str(tmp_path)], contained=False)
     captured = capsys.readouterr()
     assert status == 2, captured.out
     assert "ray._raylet.GcsClient" in captured.err and "Traceback" not in captured.err

@@ -45,7 +45,7 @@ COMPARED = {"ddp_checkpoint.py:main": "ddp", "fsdp_mlp.py:train": "fsdp", "pipel
 @pytest.mark.slow
 @pytest.mark.parametrize("target", CORRECT)
 def test_the_correct_version_passes(target: str, tmp_path: Path, capsys) -> None:
-    status = main(["check", f"{REAL}/{target}", "--budget", "15", "--out", str(tmp_path)])
+    status = main(["check", f"{REAL}/{target}", "--budget", "15", "--out", str(tmp_path)], contained=False)
     out = capsys.readouterr().out
     assert status == 0, out
     assert "no bug found" in out
@@ -54,11 +54,11 @@ def test_the_correct_version_passes(target: str, tmp_path: Path, capsys) -> None
 @pytest.mark.slow
 @pytest.mark.parametrize(("target", "kind", "says"), BUGGY)
 def test_the_bug_variant_is_found_and_replays(target: str, kind: str, says: str, tmp_path: Path, capsys) -> None:
-    status = main(["check", f"{REAL}/{target}", "--budget", "100", "--out", str(tmp_path)])
+    status = main(["check", f"{REAL}/{target}", "--budget", "100", "--out", str(tmp_path)], contained=False)
     out = capsys.readouterr().out
     assert status == 1, out
     assert f"{kind} " in out and says in out
-    replayed = main(["replay", str(tmp_path / "bug-1.json")])
+    replayed = main(["replay", str(tmp_path / "bug-1.json")], contained=False)
     assert replayed == 1
     assert "reproduced" in capsys.readouterr().out
 

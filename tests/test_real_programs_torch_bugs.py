@@ -31,17 +31,20 @@ BUGGY = [
 @pytest.mark.parametrize(("target", "world_size", "kind", "says"), BUGGY)
 def test_the_bug_variant_is_found_and_replays(target: str, world_size: int, kind: str, says: str, tmp_path: Path, capsys) -> None:
     status = main(["check", f"{REAL}/{target}", "--world-size", str(world_size), "--budget", "30",
-                   "--no-minimize", "--out", str(tmp_path)])
+                   "--no-minimize", "--out", str(tmp_path)], contained=False)
     out = capsys.readouterr().out
     assert status == 1, out
     assert f"{kind} " in out and says in out, out
-    assert main(["replay", str(tmp_path / "bug-1.json")]) == 1
+    assert main(["replay", str(tmp_path / "bug-1.json")], contained=False) == 1
     assert "reproduced" in capsys.readouterr().out
 
 
 def test_sync_batch_norm_of_a_cuda_program_is_refused_on_a_machine_without_cuda(tmp_path: Path, capsys) -> None:
     # Its statistics kernels are CUDA's alone: on the CPU stand-in torch would raise, which is no bug of the program.
-    status = main(["check", f"{REAL}/torch_ddp_features.py:sync_batch_norm_cuda", "--budget", "5", "--out", str(tmp_path)])
+    status = main(
+        ["check", f"{REAL}/torch_ddp_features.py:sync_batch_norm_cuda", "--budget", "5", "--out", str(tmp_path)],
+        contained=False,
+    )
     captured = capsys.readouterr()
     assert status == 2, captured.out
     assert "torch.nn.SyncBatchNorm (training) of a CUDA program" in captured.err
@@ -52,7 +55,7 @@ def test_autograd_collectives_imported_by_a_rank_under_nccl_pass(tmp_path: Path,
     # torch.distributed.nn.functional's group=group.WORLD default, evaluated when a rank first imported
     # it, was that rank's group for every rank: the other rank's collective went to a group not its own.
     status = main(["check", f"{REAL}/torch_collectives_megatron.py:autograd_collectives_nccl", "--budget", "3",
-                   "--execution-timeout", "120", "--out", str(tmp_path)])
+                   "--execution-timeout", "120", "--out", str(tmp_path)], contained=False)
     out = capsys.readouterr().out
     assert status == 0, out
     assert "no bug found" in out and "inconclusive" not in out

@@ -65,6 +65,21 @@ def _plain(module: str, function: str) -> subprocess.CompletedProcess:
     )
 
 
+def test_dates_named_while_the_clock_was_virtual_read_the_real_clock_after_it() -> None:
+    # A module imported during an execution keeps what `from datetime import datetime` gave it then.
+    import datetime
+
+    with controlled("time_threads.py:dates_follow_the_clock") as run:
+        assert run(SeededChooser(0)).bug is None
+        named_then = (datetime.datetime, datetime.date)
+    assert named_then[0] is not datetime.datetime  # the subclasses, still in the hands of whoever took them
+    before = datetime.datetime.now(datetime.timezone.utc)
+    now = named_then[0].now(datetime.timezone.utc)
+    assert before <= now <= datetime.datetime.now(datetime.timezone.utc)
+    assert named_then[0].now().tzinfo is None and named_then[0].utcnow().tzinfo is None
+    assert named_then[1].today() in (before.astimezone().date(), datetime.date.today())
+
+
 @pytest.mark.parametrize("strategy_name", STRATEGIES)
 @pytest.mark.parametrize("function", CORRECT_THREADS + CORRECT_ASYNCIO)
 def test_a_program_that_passes_in_every_real_run_passes_under_every_strategy(function: str, strategy_name: str) -> None:

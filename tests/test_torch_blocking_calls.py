@@ -84,7 +84,7 @@ def test_under_nccl_a_blocking_all_reduce_still_orders_nothing_on_the_host(
         [
             "check", f"{program}:all_reduce_as_barrier", "--input", "backend=nccl", "--budget", "40",
             "--out", str(tmp_path / "out"), "--json", str(report), "--quiet",
-        ]
+        ], contained=False
     )
     bug = json.loads(report.read_text())["bugs"][0]
     assert status == 1 and bug["kind"] == "exception" and "FileNotFoundError" in bug["message"], bug

@@ -28,7 +28,7 @@ def _check(function: str, tmp_path: Path, budget: int = 30) -> tuple[int, dict]:
     report = tmp_path / "report.json"
     status = main(
         ["check", f"{PROGRAMS}:{function}", "--budget", str(budget), "--out", str(tmp_path / "out"),
-         "--json", str(report), "--quiet"]
+         "--json", str(report), "--quiet"], contained=False
     )
     return status, json.loads(report.read_text())
 
@@ -51,7 +51,7 @@ def test_a_rank_thread_sharing_the_training_group_is_found_and_replays(tmp_path)
     # The writer's all_reduce takes part: named by its thread, or by its line in write().
     told = bug["message"] + "\n".join(bug.get("details", []))
     assert "(write)" in told or "rank_threads.py:72" in told, bug
-    assert main(["replay", bug["trace"]]) == 1
+    assert main(["replay", bug["trace"]], contained=False) == 1
 
 
 @pytest.mark.gloo

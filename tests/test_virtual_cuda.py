@@ -35,7 +35,8 @@ def _check(function: str, tmp_path: Path, budget: int = 6) -> tuple[int, dict]:
     report = tmp_path / "report.json"
     status = main(
         ["check", f"{PROGRAMS}:{function}", "--world-size", "2", "--budget", str(budget), "--no-minimize",
-         "--out", str(tmp_path / "out"), "--json", str(report), "--quiet"]
+         "--out", str(tmp_path / "out"), "--json", str(report), "--quiet"],
+        contained=False,
     )
     return status, json.loads(report.read_text()) if report.exists() else {}
 
@@ -90,7 +91,7 @@ def test_the_same_program_without_its_wait_is_a_race_naming_both_sides(
     second, first = message.split(" that ", 1)
     assert f"{later[0]} on {later[1]}" in second and _line(later[2]) in second, message
     assert f"{earlier[0]} on " in first and earlier[1] in first and _line(earlier[2]) in first, message
-    assert main(["replay", bug["trace"]]) == 1
+    assert main(["replay", bug["trace"]], contained=False) == 1
 
 
 @pytest.mark.slow
@@ -141,7 +142,8 @@ def test_a_race_is_a_rule_of_the_sarif_report_and_a_failure_of_the_junit_report(
     sarif, junit = tmp_path / "report.sarif", tmp_path / "report.xml"
     status = main(
         ["check", f"{PROGRAMS}:host_read_without_synchronize", "--world-size", "2", "--budget", "3", "--no-minimize",
-         "--out", str(tmp_path / "out"), "--sarif", str(sarif), "--junit", str(junit), "--quiet"]
+         "--out", str(tmp_path / "out"), "--sarif", str(sarif), "--junit", str(junit), "--quiet"],
+        contained=False,
     )
     assert status == 1
     run = json.loads(sarif.read_text())["runs"][0]

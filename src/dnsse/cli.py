@@ -180,7 +180,16 @@ def _parser() -> UsageParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, contained: bool = True) -> int:
+    """Run a dnsse command; its exit status.
+
+    ``contained`` (always, as a command): ``check`` and ``replay`` run the
+    program in a child process, which this one watches, so a program that
+    kills its process is a ``crash`` bug (dnsse.campaign.supervisor). Called
+    from Python with ``contained=False`` they run it in this process instead:
+    no process start and no second import of the program's frameworks, and as
+    fragile as the program (``--workers`` still starts worker processes).
+    """
     as_command = argv is None
     argv = list(sys.argv[1:] if argv is None else argv)
     head, command = _split_command(argv)
@@ -194,7 +203,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         except BadInput as error:
             sys.stderr.write(f"dnsse: {error}\n")
             return exit_codes.BAD_INPUT
-    supervising = supervised_directory() is None and arguments.command in ("check", "replay")
+    supervising = (contained or as_command) and supervised_directory() is None and arguments.command in ("check", "replay")
     if as_command:
         # Run as a command (not called from Python): a fixed hash seed before any work; the
         # process that only supervises hands it down to the child that runs the program.
@@ -405,8 +414,9 @@ def _check(arguments: argparse.Namespace) -> int:
         on_phase=console.phase,
     )
     _record_faults()
-    # This process has run nothing of the target: worker processes start from a fork of it (see the module).
-    fork_this_process()
+    if supervised_directory() is not None:
+        # This process has run nothing of the target: worker processes start from a fork of it (see the module).
+        fork_this_process()
     # Until the summary is written: under supervision a Ctrl-C reaches this process twice (from
     # the terminal and passed on by the supervisor), and the second copy may come after the
     # campaign stopped; with Python's own handler back by then, it would cut the summary off.

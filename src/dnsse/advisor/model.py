@@ -5,6 +5,8 @@ completions protocol, which the ``openai`` package implements. Requests run
 in the background, at most ``concurrency`` at a time and ``max_calls`` in all,
 each under ``timeout_s``, so a slow or dead endpoint never stalls the search:
 the campaign keeps running executions and picks answers up when they arrive.
+With ``wait`` set, each request is answered before the next execution
+instead: slower, but the campaign no longer depends on the model's speed.
 After ``FAILURES_BEFORE_GIVING_UP`` failures in a row the advisor stops asking
 and says so once. Answers are cached on disk by request hash, so the same
 campaign can run again without the model.
@@ -92,6 +94,8 @@ class ModelAdvisor:
         hints = self._collect(summary)
         if self._should_ask(summary):
             self._ask(summary, hints)
+            if self.settings.wait:
+                hints.extend(self._collect(summary))
         return hints
 
     def close(self) -> None:
@@ -122,7 +126,10 @@ class ModelAdvisor:
         pending = _Pending(key, _real_clock())
         self.stats.calls += 1
         self._pending.append(pending)
-        _thread.start_new_thread(self._request, (pending, messages))
+        if self.settings.wait:
+            self._request(pending, messages)  # bounded by the request's timeout
+        else:
+            _thread.start_new_thread(self._request, (pending, messages))
 
     def _request(self, pending: _Pending, messages: list[dict[str, str]]) -> None:
         """Runs on a plain thread of its own, never under the campaign's control."""

@@ -28,6 +28,11 @@ def add_advisor_options(check: argparse.ArgumentParser) -> None:
         "--llm-concurrency", type=int, default=2, metavar="N", help="requests in flight at once (default 2)"
     )
     group.add_argument(
+        "--llm-wait", action="store_true",
+        help="wait for each answer before the next execution, so that the same seed and the same answers "
+        "give the same campaign however fast the model is (by default the search never waits)",
+    )
+    group.add_argument(
         "--llm-cache", type=Path, default=None, metavar="DIR",
         help="where answers are cached by request hash, as JSON (default OUT/llm-cache)",
     )
@@ -46,6 +51,7 @@ def model_settings(arguments: argparse.Namespace) -> ModelSettings | None:
         timeout_s=arguments.llm_timeout,
         max_calls=arguments.llm_calls,
         concurrency=arguments.llm_concurrency,
+        wait=arguments.llm_wait,
         cache_dir=arguments.llm_cache if arguments.llm_cache is not None else arguments.out / "llm-cache",
     )
     settings.validate()

@@ -25,6 +25,9 @@ class ModelSettings:
     # Ask again once this many more executions have run since the last request.
     every_executions: int = 50
     cache_dir: Path = Path(".dnsse/llm-cache")
+    # Wait for each answer before the next execution: the campaign is then the same for the same seed
+    # and the same answers, however fast the model answers, at the cost of the model's latency.
+    wait: bool = False
 
     def validate(self) -> None:
         if not self.base_url.startswith(("http://", "https://")):

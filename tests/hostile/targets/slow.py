@@ -7,27 +7,56 @@ however fast the machine is. With ``INTERRUPT_WITH=TERM`` (or another signal's
 name) as well, that run sends this signal to the dnsse process that started
 the campaign (its parent), as ``kill PID`` would. Without them the targets do
 nothing of the kind.
+
+The workers of a Ray cluster keep the environment the cluster started with,
+so there ``INTERRUPT_CONTROL=FILE`` names a JSON file that a test writes for
+one campaign and removes after it: ``{"runs": PATH, "at": N, "signal": NAME,
+"pid_file": PATH}``, where the pid file holds the process id of the campaign's
+driver (which is not the parent of a Ray worker).
 """
 
+import json
 import os
 import signal
 import threading
 
 
 def _interrupt_when_counted() -> None:
+    control = os.environ.get("INTERRUPT_CONTROL")
+    if control:
+        _interrupt_as_controlled(control)
+        return
     setting = os.environ.get("INTERRUPT_AT")
     if not setting:
         return
     path, _, at = setting.rpartition(":")
+    other = os.environ.get("INTERRUPT_WITH")
+    if other:
+        _signal_when_counted(path, int(at), os.getppid(), other)
+        return
+    os.killpg(os.getpgrp(), signal.SIGINT * _counted(path, int(at)))
+
+
+def _counted(path: str, at: int) -> bool:
     with open(path, "a", encoding="utf-8") as counter:
         counter.write("x")
     # No branch on the count (signal 0 sends nothing): the run that presses Ctrl-C covers what the others do.
-    now = os.path.getsize(path) == int(at)
-    other = os.environ.get("INTERRUPT_WITH")
-    if other:
-        os.kill(os.getppid(), int(getattr(signal, f"SIG{other}")) * now)
-        return
-    os.killpg(os.getpgrp(), signal.SIGINT * now)
+    return os.path.getsize(path) == at
+
+
+def _signal_when_counted(path: str, at: int, pid: int, name: str) -> None:
+    os.kill(pid, int(getattr(signal, f"SIG{name}")) * _counted(path, at))
+
+
+def _interrupt_as_controlled(control: str) -> None:
+    try:
+        with open(control, encoding="utf-8") as file:
+            settings = json.load(file)
+    except FileNotFoundError:
+        return  # no campaign to interrupt now
+    with open(settings["pid_file"], encoding="utf-8") as file:
+        pid = int(file.read())
+    _signal_when_counted(settings["runs"], int(settings["at"]), pid, settings["signal"])
 
 
 def racy(rounds: int = 300) -> None:

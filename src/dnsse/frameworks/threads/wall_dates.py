@@ -7,7 +7,8 @@ read virtual time (as freezegun does). Every other method is the real
 one; an instance check against them accepts real dates and datetimes too,
 so values made before the replacement, or by C code, still pass
 ``isinstance(value, datetime.datetime)``. Outside an execution they read
-the real clock.
+the real clock: a module that imported the names while they were replaced
+(``from datetime import datetime``) keeps the subclasses after the campaign.
 """
 
 from __future__ import annotations
@@ -42,20 +43,20 @@ class VirtualDate(real_date, metaclass=_AcceptsRealDates):
     @classmethod
     def today(cls) -> Any:
         timestamp = _virtual_timestamp()
-        return real_date.today.__func__(cls) if timestamp is None else cls.fromtimestamp(timestamp)  # type: ignore[attr-defined]
+        return super().today() if timestamp is None else cls.fromtimestamp(timestamp)
 
 
 class VirtualDatetime(real_datetime, metaclass=_AcceptsRealDates):
     @classmethod
     def now(cls, tz: datetime.tzinfo | None = None) -> Any:
         timestamp = _virtual_timestamp()
-        return real_datetime.now.__func__(cls, tz) if timestamp is None else cls.fromtimestamp(timestamp, tz)  # type: ignore[attr-defined]
+        return super().now(tz) if timestamp is None else cls.fromtimestamp(timestamp, tz)
 
     @classmethod
     def utcnow(cls) -> Any:
         timestamp = _virtual_timestamp()
         if timestamp is None:
-            return real_datetime.utcnow.__func__(cls)  # type: ignore[attr-defined]
+            return super().utcnow()
         return cls.fromtimestamp(timestamp, datetime.timezone.utc).replace(tzinfo=None)
 
     @classmethod
