@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -102,6 +104,29 @@ def test_every_random_source_is_drawn_from_the_choices() -> None:
     assert messages[0] != messages[2]
     # Outside an execution, the real sources are back.
     assert os.urandom(8) != os.urandom(8)
+
+
+@pytest.mark.parametrize(("workers", "deep"), [("1", False), ("2", False), ("2", True)])
+def test_the_working_directories_of_the_executions_are_removed_when_the_processes_end(
+    workers: str, deep: bool, tmp_path: Path
+) -> None:
+    # Run as a library (no supervisor whose directory would hold them): in this process, or in worker
+    # processes, which end without exit hooks. Under a TMPDIR too deep for the fork server's socket
+    # (a Unix socket path has at most 107 bytes), the workers are spawned instead.
+    temporary = Path(tempfile.mkdtemp(prefix="t-", dir="/tmp")) if not deep else tmp_path / ("deep" * 20)
+    temporary.mkdir(exist_ok=True)
+    try:
+        code = (
+            "import sys; from dnsse.cli import main; "
+            f"sys.exit(main(['check', {RACY!r}, '--workers', {workers!r}, '--budget', '12', '--out', "
+            f"{str(tmp_path / 'out')!r}], contained=False))"
+        )
+        ran = subprocess.run([sys.executable, "-c", code], env={**os.environ, "TMPDIR": str(temporary)},
+                             capture_output=True, text=True, timeout=600)
+        assert ran.returncode == 1, ran.stdout + ran.stderr
+        assert list(temporary.iterdir()) == []
+    finally:
+        shutil.rmtree(temporary, ignore_errors=True)
 
 
 @pytest.mark.torch

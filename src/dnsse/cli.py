@@ -491,6 +491,9 @@ def _report(arguments: argparse.Namespace) -> int:
 
 def exit_now(status: int) -> None:
     """End the process without exit hooks: one that joins a thread of the program would never return."""
+    from dnsse.engine.isolation import remove_spare_directories
+
+    remove_spare_directories()
     with contextlib.suppress(Exception):
         sys.stdout.flush()
         sys.stderr.flush()

@@ -27,8 +27,8 @@ target needs it) decides what a campaign's start-up costs:
 
 Either way the server is started with SIGINT blocked, which its workers
 inherit, so Ctrl-C reaches the parent only, and a later campaign of this
-process reuses it. Where there is no fork server (not POSIX), workers are
-spawned (:func:`start_method`).
+process reuses it. Where there is no fork server (not POSIX), or its socket's
+path would be too long, workers are spawned (:func:`start_method`).
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ import os
 import signal
 import socket
 import sys
+import tempfile
 import threading
 from typing import Iterator
 
@@ -55,7 +56,20 @@ def fork_this_process() -> None:
 
 
 def start_method() -> str:
-    return "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+    if "forkserver" in multiprocessing.get_all_start_methods() and _server_address_fits():
+        return "forkserver"
+    return "spawn"
+
+
+# The server listens on a Unix socket, ``pymp-XXXXXXXX/listener-XXXXXXXX`` under the temporary directory;
+# a longer path than the OS takes (107 bytes on Linux, 103 on macOS) would fail its start, so under a
+# deep TMPDIR workers are spawned instead (slower to start, as where there is no fork server).
+_ADDRESS_LIMIT = 103
+_ADDRESS_SUFFIX = len("/pymp-XXXXXXXX/listener-XXXXXXXX")
+
+
+def _server_address_fits() -> bool:
+    return len(os.fsencode(tempfile.gettempdir())) + _ADDRESS_SUFFIX <= _ADDRESS_LIMIT
 
 
 def start_fork_server() -> None:

@@ -26,6 +26,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Callable
 
+from dnsse.engine.isolation import remove_spare_directories
 from dnsse.coverage.arcs import Arc
 from dnsse.engine.flight import FlightRecorder, recorder_capacity
 from dnsse.engine.memory import is_exhausted
@@ -127,6 +128,7 @@ def serve(settings_text: str, pipe: Connection, run: Callable[[dict, Send], dict
 def exit_worker(pipe: Connection) -> None:
     """End a worker process with an exit no thread of the program can hold up (see dnsse.cli.exit_now)."""
     pipe.close()
+    remove_spare_directories()
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):
             stream.flush()

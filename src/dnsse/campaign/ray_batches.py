@@ -36,6 +36,7 @@ from types import ModuleType
 from dnsse.campaign.config import CampaignResult
 from dnsse.campaign.executor import CampaignRun
 from dnsse.campaign.ray_progress import resumed_at, save_on_ray
+from dnsse.engine.isolation import remove_spare_directories
 from dnsse.campaign.ray_workers import WAIT_S, arcs_of, campaign_for, connect, task_settings, timed
 from dnsse.campaign.worker_campaign import FirstSight, strategy_for
 from dnsse.campaign.worker_reports import semantics_of
@@ -173,6 +174,7 @@ def batch_task(settings_text: str, first: int, size: int, model_calls: int = 0) 
     finally:
         for monitor in monitors:
             campaign.unwatch(monitor)
+        remove_spare_directories()  # the cluster may kill this worker, which removes nothing then
     strategy.close()
     if reports:
         reports[-1].update(

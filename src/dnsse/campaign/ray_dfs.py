@@ -23,6 +23,7 @@ from types import ModuleType
 from dnsse.campaign.config import CampaignResult
 from dnsse.campaign.executor import CampaignRun
 from dnsse.campaign.ray_progress import save_on_ray
+from dnsse.engine.isolation import remove_spare_directories
 from dnsse.campaign.ray_workers import WAIT_S, arcs_of, campaign_for, connect, task_settings, timed
 from dnsse.campaign.worker_campaign import FirstSight
 from dnsse.campaign.worker_reports import semantics_of
@@ -125,8 +126,11 @@ def slice_task(settings_text: str, prefix: list[dict], size: int) -> str:
         reports.append(timed(sight.report(number, result), time.perf_counter() - started))
         return result
 
-    with campaign.framework.activate():
-        done = run_slice(campaign.config.preemption_bound, prefix, SliceLimits(size), execute)
+    try:
+        with campaign.framework.activate():
+            done = run_slice(campaign.config.preemption_bound, prefix, SliceLimits(size), execute)
+    finally:
+        remove_spare_directories()  # the cluster may kill this worker, which removes nothing then
     if reports:
         reports[-1].update(arcs=arcs_of(campaign), semantics=semantics_of(campaign.framework))
     return json.dumps({"reports": reports, "slice": done.to_json()})

@@ -32,6 +32,7 @@ from types import ModuleType
 from dnsse.campaign.config import CampaignResult
 from dnsse.campaign.executor import CampaignRun
 from dnsse.campaign.ray_contained import ContainedShardWorker
+from dnsse.engine.isolation import remove_spare_directories
 from dnsse.campaign.ray_workers import connect, task_settings, timed
 from dnsse.campaign.worker_campaign import FirstSight, rebuilt
 from dnsse.campaign.worker_reports import adopt_semantics, new_arcs, semantics_of
@@ -126,14 +127,17 @@ class ShardWorker:
         span = ROUND * self.workers
         budget = self.config.budget
         reports = []
-        with self.campaign.framework.activate():
-            for index in range(number * span + self.worker, (number + 1) * span, self.workers):
-                if budget is not None and index >= budget:
-                    break
-                started = time.perf_counter()
-                result = self.campaign.execute(self.strategy.chooser_for(index))
-                self.strategy.observe(result)
-                reports.append(timed(self.sight.report(index, result), time.perf_counter() - started))
+        try:
+            with self.campaign.framework.activate():
+                for index in range(number * span + self.worker, (number + 1) * span, self.workers):
+                    if budget is not None and index >= budget:
+                        break
+                    started = time.perf_counter()
+                    result = self.campaign.execute(self.strategy.chooser_for(index))
+                    self.strategy.observe(result)
+                    reports.append(timed(self.sight.report(index, result), time.perf_counter() - started))
+        finally:
+            remove_spare_directories()  # the cluster may kill this actor's process, which removes nothing then
         if reports:
             reports[-1]["arcs"] = new_arcs(self.campaign.recorder, self.reported)
         return json.dumps(

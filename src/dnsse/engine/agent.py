@@ -253,6 +253,11 @@ class ThreadAgent(Agent):
     def park(self) -> None:
         self._baton.acquire()
 
+    def parked(self) -> bool:
+        """Whether the agent's OS thread waits in :meth:`park`: at a scheduling point, not in the program."""
+        frame = self.current_frame()
+        return frame is not None and frame.f_code is ThreadAgent.park.__code__
+
     def current_frame(self) -> FrameType | None:
         """The innermost Python frame the agent is at now; ``None`` before it started or after it ended."""
         greenlet = self.greenlet

@@ -582,7 +582,9 @@ class Execution:
             return
         running = self._running_agent()
         ident = running.thread_ident if running is not None else None
-        if ident is not None and blocked_in_the_kernel(ident):
+        # An agent still parked when its turn came is not blocked by the program: the turn was on its way
+        # to it from dnsse's own code, which was still working (it may use no CPU while the OS runs another).
+        if ident is not None and blocked_in_the_kernel(ident) and not running.parked():  # type: ignore[union-attr]
             self.stuck = running
             where = self._innermost(running) or "a call outside the program"  # type: ignore[arg-type]
             self.bug = Bug(

@@ -29,8 +29,10 @@ from dnsse.engine.flight import supervised_directory
 # Empty working directories that finished executions left, reused by the next
 # ones: creating and removing a directory costs a few milliseconds on some
 # file systems (5 ms here), more than a whole small execution. A directory is
-# reused only when it is still empty and as it was made (mode 0700).
-_spare: list[str] = []
+# reused only when it is still empty and as it was made (mode 0700), and only
+# by the process that made it: a process forked from this one inherits the
+# list, and must neither share nor remove the directories of its parent.
+_spare: list[tuple[int, str]] = []
 
 
 @contextlib.contextmanager
@@ -43,14 +45,17 @@ def fresh_working_directory() -> Iterator[str]:
         yield directory
     finally:
         os.chdir(previous)
-        _spare.append(directory)
+        _spare.append((os.getpid(), directory))
 
 
 def _take_directory() -> str:
     # Under a supervisor, inside its directory: removed with it even when the process dies.
     parent = supervised_directory()
+    here = os.getpid()
     while _spare:
-        directory = _spare.pop()
+        owner, directory = _spare.pop()
+        if owner != here:
+            continue  # the parent's, seen through a fork
         if _still_fresh(directory, parent):
             return directory
         shutil.rmtree(directory, ignore_errors=True)
@@ -71,9 +76,14 @@ def _still_fresh(directory: str, parent: object) -> bool:
 
 
 @atexit.register
-def _remove_spare_directories() -> None:
-    while _spare:
-        shutil.rmtree(_spare.pop(), ignore_errors=True)
+def remove_spare_directories() -> None:
+    """Remove the directories this process kept for reuse: at its exit, and where it ends without exit
+    hooks (``os._exit``: a worker process, the command's own end) or may be killed (a Ray task's worker)."""
+    here = os.getpid()
+    for owner, directory in list(_spare):
+        if owner == here:
+            _spare.remove((owner, directory))
+            shutil.rmtree(directory, ignore_errors=True)
 
 
 @contextlib.contextmanager
