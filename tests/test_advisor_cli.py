@@ -179,7 +179,8 @@ def test_a_failing_endpoint_is_given_up_once_and_the_search_goes_on(
 def test_the_call_budget_bounds_the_requests(server: FakeOpenAI, tmp_path: Path) -> None:
     server.behaviours.extend([Canned(USELESS)] * 5)
     result, report = check(
-        tmp_path, "budget", *with_model(server, tmp_path, "--llm-calls", "1", "--llm-wait"), "--keep-going", "--budget", "120"
+        tmp_path, "budget", *with_model(server, tmp_path, "--llm-calls", "1", "--llm-wait"),
+        "--keep-going", "--budget", "120",
     )
     assert report["advisor"]["model"]["calls"] == 1
     assert len(server.requests) == 1

@@ -58,7 +58,9 @@ def test_a_ray_program_that_imports_torch_passes_as_without_it(tmp_path: Path, c
     # timeout with the turn on its way between two agents, which is no hang of the program.
     program = tmp_path / "ray_async_actor_torch.py"
     program.write_text("import torch  # noqa: F401\n" + (REAL / "ray_async_actor.py").read_text())
-    status = main(["check", f"{program}:serve_locked", "--budget", "30", "--out", str(tmp_path / "out")], contained=False)
+    status = main(
+        ["check", f"{program}:serve_locked", "--budget", "30", "--out", str(tmp_path / "out")], contained=False
+    )
     captured = capsys.readouterr()
     assert status == 0, captured.out + captured.err
     assert "no bug found" in captured.out and "inputs rejected by the program" in captured.out

@@ -203,7 +203,9 @@ def main(argv: Sequence[str] | None = None, contained: bool = True) -> int:
         except BadInput as error:
             sys.stderr.write(f"dnsse: {error}\n")
             return exit_codes.BAD_INPUT
-    supervising = (contained or as_command) and supervised_directory() is None and arguments.command in ("check", "replay")
+    supervising = (
+        (contained or as_command) and supervised_directory() is None and arguments.command in ("check", "replay")
+    )
     if as_command:
         # Run as a command (not called from Python): a fixed hash seed before any work; the
         # process that only supervises hands it down to the child that runs the program.
