@@ -19,7 +19,18 @@ from dnsse.search.registry import DEFAULT
 
 if TYPE_CHECKING:
     from dnsse.advisor.settings import ModelSettings
-    from dnsse.campaign.known_failures import KnownFailures
+
+
+@dataclass
+class KnownFailures:
+    """What the known failures of a campaign's target did when replayed first (dnsse.campaign.known_failures)."""
+
+    replayed: int = 0
+    still_failing: int = 0
+    dropped: int = 0
+
+    def to_json(self) -> dict[str, int]:
+        return {"replayed": self.replayed, "still_failing": self.still_failing, "dropped": self.dropped}
 
 
 @dataclass

@@ -17,7 +17,6 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -28,25 +27,14 @@ from dnsse.campaign.confirm import unreproduced
 from dnsse.campaign.trace import read_trace
 from dnsse.search.bug_family import bug_family
 
+from dnsse.campaign.config import FoundBug, KnownFailures
+
 if TYPE_CHECKING:
     from dnsse.campaign.campaign import Campaign
-    from dnsse.campaign.config import FoundBug
 
 # The most traces of one target replayed before a campaign explores (the newest first).
 MOST_REPLAYED = 20
 DIRECTORY = "known"
-
-
-@dataclass
-class KnownFailures:
-    """What the known failures of a campaign's target did when replayed first."""
-
-    replayed: int = 0
-    still_failing: int = 0
-    dropped: int = 0
-
-    def to_json(self) -> dict[str, int]:
-        return {"replayed": self.replayed, "still_failing": self.still_failing, "dropped": self.dropped}
 
 
 def database_of(campaign: Campaign) -> Path:
