@@ -117,13 +117,13 @@ def test_another_roles_acquire_right_after_a_release_comes_first_then_unguarded_
     pairs = racing_pairs(history, names, created_at=[0, 2, 3])
     writer, reader = role_of(names[1]), role_of(names[2])
     assert (pairs[0].first, pairs[0].second, pairs[0].rank) in {
-        ((writer, "lock.release", "Lock#1"), (reader, "lock.acquire", "Lock#1"), 0),
-        ((reader, "lock.release", "Lock#1"), (writer, "lock.acquire", "Lock#1"), 0),
+        ((writer, "lock.release", "Lock#1"), (reader, "lock.acquire", "Lock#1"), 1),
+        ((reader, "lock.release", "Lock#1"), (writer, "lock.acquire", "Lock#1"), 1),
     }
     ranks = {(pair.first, pair.second): pair.rank for pair in pairs}
     # Both under Lock#1: they can never be adjacent, so the pair waits behind the unguarded one.
-    assert ranks[((writer, "attr.store", "p.py:9"), (reader, "attr.load", "p.py:14"))] == 2
-    assert ranks[((writer, "attr.store", "p.py:11"), (reader, "attr.load", "p.py:16"))] == 1
+    assert ranks[((writer, "attr.store", "p.py:9"), (reader, "attr.load", "p.py:14"))] == 3
+    assert ranks[((writer, "attr.store", "p.py:11"), (reader, "attr.load", "p.py:16"))] == 2
     assert not any(site[2] == "p.py:3" for pair in pairs for site in (pair.first, pair.second))
     assert not any(site[2] == "p.py:10" for pair in pairs for site in (pair.first, pair.second))
     assert role_of("Thread-12 (writer)") == role_of("Thread-3 (writer)") != role_of("Thread-3 (reader)")
@@ -140,6 +140,62 @@ def test_a_resumed_hybrid_keeps_the_pairs_it_learnt_and_where_it_was() -> None:
         resumed.restore(saved, rerun=lambda choices, concolic: run(ReplayChooser(choices)))
     assert resumed.race.pairs == hybrid.race.pairs and resumed.race.pairs
     assert resumed.race.aimed == hybrid.race.aimed == 1
+
+
+def test_another_roles_write_between_an_unlocked_read_and_its_write_back_comes_first() -> None:
+    """``ref[b] += 1`` outside the lock while another thread decrements it under the lock: a lost update, tried first."""
+    lock, ref = "lock#1", "o2"
+    history = [
+        (0, _step("thread.start", "Thread-1 (forker)", ("thread#1", Access.SYNC))),
+        (0, _step("thread.start", "Thread-2 (releaser)", ("thread#2", Access.SYNC))),
+        (1, _step("lock.acquire", "Lock#1", (lock, Access.SYNC))),
+        (1, _step("lock.release", "Lock#1", (lock, Access.RELEASE))),
+        (2, _step("lock.acquire", "Lock#1", (lock, Access.SYNC))),
+        (2, _step("item.load", "p.py:30", (ref, Access.READ))),
+        (2, _step("item.store", "p.py:30", (ref, Access.WRITE))),
+        (2, _step("lock.release", "Lock#1", (lock, Access.RELEASE))),
+        (1, _step("item.load", "p.py:20", (ref, Access.READ))),
+        (1, _step("attr.load", "p.py:21", ("o3", Access.READ))),  # another object between: still a write back
+        (1, _step("item.store", "p.py:20", (ref, Access.WRITE))),
+        (1, _step("item.load", "p.py:22", (ref, Access.READ))),
+        (1, _step("item.store", "p.py:23", (ref, Access.WRITE))),  # written at another line: a plain read
+    ]
+    names = ["main", "Thread-1 (forker)", "Thread-2 (releaser)"]
+    pairs = racing_pairs(history, names, created_at=[0, 1, 2])
+    forker, releaser = role_of(names[1]), role_of(names[2])
+    lost = {(pair.first, pair.second) for pair in pairs if pair.rank == 0}
+    assert lost == {
+        ((forker, "item.load", "p.py:20"), (releaser, "item.store", "p.py:30")),
+        ((releaser, "item.load", "p.py:30"), (forker, "item.store", "p.py:20")),
+        ((releaser, "item.load", "p.py:30"), (forker, "item.store", "p.py:23")),
+    }
+    assert all(pair.rank == 0 for pair in pairs[: len(lost)])
+    ranks = {(pair.first, pair.second): pair.rank for pair in pairs}
+    assert ranks[((forker, "item.load", "p.py:22"), (releaser, "item.store", "p.py:30"))] == 2
+    assert ranks[((releaser, "lock.release", "Lock#1"), (forker, "lock.acquire", "Lock#1"))] == 1
+
+
+LLM_SERVING = Path(__file__).parent.parent / "benchmarks" / "programs" / "llm_serving.py"
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_hybrid_finds_a_fork_that_bumps_reference_counts_outside_the_lock_within_a_few_executions(tmp_path: Path, seed: int) -> None:
+    """The fork's ``ref[block] += 1`` races the release of its finished parent; pos and pct need tens of executions."""
+    status, report = check_report(tmp_path, f"{LLM_SERVING}:main_bug_refcount", "hybrid", seed, 40)
+    assert status == 1 and report["executions"] <= 10, report["executions"]
+    bug = report["bugs"][0]
+    assert bug["kind"] == "exception"
+    assert re.search(r"while still referenced|double free of block|reference counts left|free pool corrupted", bug["message"])
+    replay = subprocess.run(
+        [sys.executable, "-m", "dnsse.cli", "replay", bug["trace"]], capture_output=True, text=True, timeout=120
+    )
+    assert replay.returncode == 1 and bug["message"].splitlines()[0] in replay.stdout
+
+
+def test_the_fork_under_the_lock_passes_the_same_search(tmp_path: Path) -> None:
+    """The same server with the fork under the block manager's lock: the aimed runs find nothing."""
+    status, report = check_report(tmp_path, f"{LLM_SERVING}:main_correct", "hybrid", 0, 40)
+    assert status == 0 and not report["bugs"] and report["executions"] == 40
 
 
 def test_holding_an_agent_back_never_starves_it_behind_a_spinning_one() -> None:

@@ -47,8 +47,9 @@ from dnsse.search.strategy import Strategy, execution_seed
 MODES = ("through", "one section")
 # Executions whose pairs are learnt: later runs mostly show the same pairs again.
 LEARNING_RUNS = 3
-# Pairs of this rank or better (race_pairs: lock hand-overs, reads against writes of another role) are promising.
-PROMISING_RANK = 1
+# Pairs of this rank or better (race_pairs: lost updates, lock hand-overs, reads against writes of
+# another role) are promising.
+PROMISING_RANK = 2
 # Scheduling choices an execution spends holding agents back: past them it gives up its aim.
 AIMING_CHOICES = 5_000
 

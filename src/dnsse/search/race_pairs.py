@@ -18,12 +18,14 @@ after the ``first``. The pairs that most often decide a bug come first, as in
 RaceFuzzer (Sen, PLDI 2008), which aims each execution at one race a first
 run showed:
 
-0. another role's acquire right after a release of the same lock (a reader
+0. another role's write right after a read that its agent then writes back
+   (``x += 1``, a read-modify-write), unguarded: the other write is lost;
+1. another role's acquire right after a release of the same lock (a reader
    between a writer's two critical sections);
-1. a read right after another role's write, or a write right after another
+2. a read right after another role's write, or a write right after another
    role's read;
-2. the same between agents of one role, two writes, and guarded pairs;
-3. the rest (two acquires of one lock, ...).
+3. the same between agents of one role, two writes, and guarded pairs;
+4. the rest (two acquires of one lock, ...).
 """
 
 from __future__ import annotations
@@ -85,19 +87,25 @@ class RacingPair:
         return RacingPair((str(first[0]), str(first[1]), str(first[2])), (str(second[0]), str(second[1]), str(second[2])), int(saved["rank"]))
 
 
-def _rank(first: Site, first_access: Access, second: Site, second_access: Access) -> int | None:
-    """How promising running ``second`` right after ``first`` is; ``None``: never a race."""
+def _rank(first: Site, first_access: Access, second: Site, second_access: Access, written_back: bool) -> int | None:
+    """How promising running ``second`` right after ``first`` is; ``None``: never a race.
+
+    ``written_back``: the agent of ``first`` wrote the object back at the same
+    line after reading it there (a read-modify-write).
+    """
     accesses = (first_access, second_access)
     if accesses == (Access.READ, Access.READ):
         return None
     same_role = first[0] == second[0]
     if accesses == (Access.RELEASE, Access.SYNC):
-        return 2 if same_role else 0
+        return 3 if same_role else 1
+    if accesses == (Access.READ, Access.WRITE) and written_back and not same_role:
+        return 0
     if Access.READ in accesses:
-        return 2 if same_role else 1
+        return 3 if same_role else 2
     if accesses == (Access.WRITE, Access.WRITE):
-        return 2
-    return 3
+        return 3
+    return 4
 
 
 def racing_pairs(
@@ -113,6 +121,10 @@ def racing_pairs(
     # object -> (site, access) -> the first few (step, agent, locks held) that touched it so.
     touched: dict[str, dict[tuple[Site, Access], list[tuple[int, int, frozenset[str]]]]] = {}
     held: dict[int, dict[str, int]] = {}  # agent -> lock -> times taken (an RLock's count)
+    # (agent, object) -> the site of the agent's last access to it, when that access was a read.
+    last_read: dict[tuple[int, str], Site] = {}
+    # object -> the sites whose read of it their agent wrote back at the same line (``x += 1``).
+    written_back: dict[str, set[Site]] = {}
     for index, (agent, operation) in enumerate(steps):
         if not operation.objects:
             continue
@@ -125,6 +137,11 @@ def racing_pairs(
             seen = touched.setdefault(name, {}).setdefault((site, access), [])
             if len(seen) < _OCCURRENCES_KEPT:
                 seen.append((index, agent, lockset))
+            read_at = last_read.pop((agent, name), None)
+            if access is Access.READ:
+                last_read[(agent, name)] = site
+            elif access is Access.WRITE and read_at is not None and read_at[2] == site[2]:
+                written_back.setdefault(name, set()).add(read_at)
         if operation.kind in _LOCK_KINDS:
             _take_or_give(held.setdefault(agent, {}), operation)
     # created_at counts steps from 1: agent N was created by the step at index created_at[N] - 1.
@@ -146,18 +163,19 @@ def racing_pairs(
         return relation
 
     found: dict[tuple[Site, Site], tuple[int, int]] = {}  # pair -> (rank, first step showing it)
-    for entries in touched.values():
+    for name, entries in touched.items():
         listed = list(entries.items())
+        rewritten = written_back.get(name, set())
         for (first, first_access), ones in listed:
             for (second, second_access), others in listed:
-                rank = _rank(first, first_access, second, second_access)
+                rank = _rank(first, first_access, second, second_access, first in rewritten)
                 if rank is None:
                     continue
                 relation = concurrency(ones, others)
                 if relation is None:
                     continue
                 if relation == "guarded" and first[1] not in _LOCK_KINDS:
-                    rank = max(rank, 2)
+                    rank = max(rank, 3)
                 shown = min(ones[0][0], others[0][0])
                 known = found.get((first, second))
                 if known is None or (rank, shown) < known:
