@@ -164,13 +164,11 @@ def test_another_roles_write_between_an_unlocked_read_and_its_write_back_comes_f
     pairs = racing_pairs(history, names, created_at=[0, 1, 2])
     forker, releaser = role_of(names[1]), role_of(names[2])
     lost = {(pair.first, pair.second) for pair in pairs if pair.rank == 0}
-    assert lost == {
-        ((forker, "item.load", "p.py:20"), (releaser, "item.store", "p.py:30")),
-        ((releaser, "item.load", "p.py:30"), (forker, "item.store", "p.py:20")),
-        ((releaser, "item.load", "p.py:30"), (forker, "item.store", "p.py:23")),
-    }
-    assert all(pair.rank == 0 for pair in pairs[: len(lost)])
+    assert lost == {((forker, "item.load", "p.py:20"), (releaser, "item.store", "p.py:30"))}
+    assert pairs[0].rank == 0
     ranks = {(pair.first, pair.second): pair.rank for pair in pairs}
+    # The releaser's update holds the lock: a read like any other.
+    assert ranks[((releaser, "item.load", "p.py:30"), (forker, "item.store", "p.py:20"))] == 2
     assert ranks[((forker, "item.load", "p.py:22"), (releaser, "item.store", "p.py:30"))] == 2
     assert ranks[((releaser, "lock.release", "Lock#1"), (forker, "lock.acquire", "Lock#1"))] == 1
 

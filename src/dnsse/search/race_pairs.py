@@ -18,8 +18,10 @@ after the ``first``. The pairs that most often decide a bug come first, as in
 RaceFuzzer (Sen, PLDI 2008), which aims each execution at one race a first
 run showed:
 
-0. another role's write right after a read that its agent then writes back
-   (``x += 1``, a read-modify-write), unguarded: the other write is lost;
+0. another role's write right after a read that its agent, holding no lock,
+   then writes back at the same line (an unlocked ``x += 1``): the other
+   write is lost (an update under some lock, even a wrong one, ranks as any
+   read: such a critical section more often fails by the order of sections);
 1. another role's acquire right after a release of the same lock (a reader
    between a writer's two critical sections);
 2. a read right after another role's write, or a write right after another
@@ -90,8 +92,8 @@ class RacingPair:
 def _rank(first: Site, first_access: Access, second: Site, second_access: Access, written_back: bool) -> int | None:
     """How promising running ``second`` right after ``first`` is; ``None``: never a race.
 
-    ``written_back``: the agent of ``first`` wrote the object back at the same
-    line after reading it there (a read-modify-write).
+    ``written_back``: the agent of ``first`` read the object there holding no
+    lock and wrote it back at the same line (an unlocked read-modify-write).
     """
     accesses = (first_access, second_access)
     if accesses == (Access.READ, Access.READ):
@@ -121,9 +123,9 @@ def racing_pairs(
     # object -> (site, access) -> the first few (step, agent, locks held) that touched it so.
     touched: dict[str, dict[tuple[Site, Access], list[tuple[int, int, frozenset[str]]]]] = {}
     held: dict[int, dict[str, int]] = {}  # agent -> lock -> times taken (an RLock's count)
-    # (agent, object) -> the site of the agent's last access to it, when that access was a read.
+    # (agent, object) -> the site of the agent's last access to it, when that was a read holding no lock.
     last_read: dict[tuple[int, str], Site] = {}
-    # object -> the sites whose read of it their agent wrote back at the same line (``x += 1``).
+    # object -> the sites whose unlocked read of it their agent wrote back at the same line (``x += 1``).
     written_back: dict[str, set[Site]] = {}
     for index, (agent, operation) in enumerate(steps):
         if not operation.objects:
@@ -138,7 +140,7 @@ def racing_pairs(
             if len(seen) < _OCCURRENCES_KEPT:
                 seen.append((index, agent, lockset))
             read_at = last_read.pop((agent, name), None)
-            if access is Access.READ:
+            if access is Access.READ and not lockset:
                 last_read[(agent, name)] = site
             elif access is Access.WRITE and read_at is not None and read_at[2] == site[2]:
                 written_back.setdefault(name, set()).add(read_at)
