@@ -9,9 +9,10 @@ shallow, fuzz, PCT deep), before the bandit specialises. From
 race-directed's probe on, aimed work takes every other execution while it
 lasts, the probes included: symbolic's solved plans, else fuzz's probes of
 the inputs, else the race-directed engine's promising pairs
-(:mod:`dnsse.search.race_directed`: a reader run between a writer's two
-critical sections, with pairs learnt from the first executions, whoever ran
-them).
+(:mod:`dnsse.search.race_directed`: another thread's write between an
+unlocked read-modify-write's read and write-back, a reader run between a
+writer's two critical sections, with pairs learnt from the first executions,
+whoever ran them).
 
 After them every execution goes to one engine, picked by a discounted
 upper-confidence bandit (D-UCB, Garivier and Moulines 2011): an engine's
