@@ -16,7 +16,7 @@ from dnsse.campaign.config import CampaignConfig, CampaignResult
 from dnsse.campaign.run import run_campaign
 from dnsse.campaign.control import CampaignControl
 from dnsse.campaign.resume import load_state
-from dnsse.symbolic.floating import Unsupported, solve_fp
+from dnsse.symbolic.floating import Undecided, Unsupported, solve_fp
 from tests.helpers import PROGRAMS
 
 
@@ -106,3 +106,26 @@ def test_a_resumed_campaign_asks_the_pending_floating_point_queries_as_the_unint
     resumed = run_campaign(replace(config, out=out), control=CampaignControl(out, resume=saved))
     assert _outcome(resumed) == _outcome(whole)
     assert whole.engines is not None and whole.engines["symbolic"]["fp_solved"] >= 2
+
+
+def test_a_query_out_of_time_is_undecided_not_unsolvable() -> None:
+    x = z3.Real("x")
+    with pytest.raises(Undecided):
+        solve_fp([x + 1e16 == x, x > 0], [x <= 1e40], {}, 1)
+
+
+@pytest.mark.parametrize(("answer", "asked"), [("undecided", 2), ("none", 3)])
+def test_floating_point_queries_end_after_two_undecided_in_a_row(
+    answer: str, asked: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A query z3 cannot decide in its time costs that time; one it answers (even "no values") costs little.
+    def solve(*arguments: object) -> None:
+        if answer == "undecided":
+            raise Undecided
+        return None
+
+    monkeypatch.setattr("dnsse.search.symbolic.solve_fp", solve)
+    result = symbolic("floating_inputs.py:half_overflow", tmp_path, budget=12)
+    counts = result.engines["symbolic"]
+    assert result.executions == 12 and counts["fp_solved"] == 0
+    assert counts["fp_queries"] == asked if answer == "undecided" else counts["fp_queries"] >= asked

@@ -43,13 +43,18 @@ from dnsse.search.saved_learning import (
 )
 from dnsse.search.strategy import Division, SharedLearning, Strategy, execution_seed
 from dnsse.symbolic.concolic import Concolic, bounds, variable_name
-from dnsse.symbolic.floating import Unsupported, solve_fp
-from dnsse.symbolic.solve import QUERY_TIMEOUT_MS, Query, solve
+from dnsse.symbolic.floating import Undecided, Unsupported, solve_fp
+from dnsse.symbolic.solve import Query, solve
 from dnsse.symbolic.values import Condition
 
 # Queries one execution may trigger, and tries per branch side before giving up on it.
 QUERIES_PER_EXECUTION = 8
 TRIES_PER_BRANCH = 3
+# A floating-point query is answered in about 50 ms here or not within seconds (a float16 overflow
+# through a loss scale, on ddp_bucketed): after this many in a row that z3 left undecided within
+# FP_QUERY_TIMEOUT_MS, the campaign asks no more, so that its time goes to executions.
+FP_QUERY_TIMEOUT_MS = 1000
+FP_UNDECIDED_BEFORE_GIVING_UP = 2
 
 Side = tuple[tuple[str, int, int], bool]
 
@@ -102,6 +107,7 @@ class SymbolicStrategy(Strategy):
         self.plans: deque[Plan] = deque()
         self.taken: set[Side] = set()
         self.tries: dict[Side, int] = {}
+        self.fp_undecided_in_a_row = 0
         self._current: Plan | None = None
         self._concolic: Concolic | None = None
         self._slots: list[InputSlot] = []
@@ -165,6 +171,7 @@ class SymbolicStrategy(Strategy):
             "plans": [_plan_json(plan) for plan in self.plans],
             "taken": sorted(_side_json(side) for side in self.taken),
             "tries": sorted([_side_json(side), count] for side, count in self.tries.items()),
+            "fp_undecided_in_a_row": self.fp_undecided_in_a_row,
             # hybrid saves the corpus it shares once, itself.
             "corpus": corpus_state(self.corpus) if self.admits else None,
         }
@@ -178,6 +185,7 @@ class SymbolicStrategy(Strategy):
         )
         self.taken = {_side(side) for side in state["taken"]}
         self.tries = {_side(side): int(count) for side, count in state["tries"]}
+        self.fp_undecided_in_a_row = int(state.get("fp_undecided_in_a_row", 0))  # absent: saved before it was kept
         if state["corpus"] is not None:
             restore_corpus(self.corpus, state["corpus"], rerun)
         if self.plans:
@@ -219,15 +227,21 @@ class SymbolicStrategy(Strategy):
 
     def _ask_fp(self, ask: Ask, first: bool) -> None:
         """The query again in floating point; its plan runs next (``first``) or in turn."""
+        if self.fp_undecided_in_a_row >= FP_UNDECIDED_BEFORE_GIVING_UP:
+            return
         self.stats.extra["fp_queries"] += 1
         query = ask.query
         target = z3.Not(query.target.expr) if query.target.taken else query.target.expr
         prefix = [c.expr if c.taken else z3.Not(c.expr) for c in query.prefix]
         try:
-            model = solve_fp(prefix + [target], ask.constraints, ask.rounding, QUERY_TIMEOUT_MS)
+            model = solve_fp(prefix + [target], ask.constraints, ask.rounding, FP_QUERY_TIMEOUT_MS)
         except Unsupported:
             self.stats.extra["fp_unsupported"] += 1
             return
+        except Undecided:
+            self.fp_undecided_in_a_row += 1
+            return
+        self.fp_undecided_in_a_row = 0
         if model is None:
             return
         self.stats.extra["fp_solved"] += 1

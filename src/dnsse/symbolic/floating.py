@@ -22,7 +22,7 @@ from typing import Any, Sequence
 
 import z3
 
-from dnsse.symbolic.fresh import fresh_model
+from dnsse.symbolic.fresh import fresh_answer
 
 SORTS = {"float64": z3.Float64(), "float32": z3.Float32(), "float16": z3.Float16(), "bfloat16": z3.FPSort(8, 8)}
 _WIDE = z3.Float64()
@@ -31,6 +31,10 @@ _RM = z3.RNE()
 
 class Unsupported(Exception):
     """The expression uses an operation that has no floating-point translation here."""
+
+
+class Undecided(Exception):
+    """z3 found neither values nor that there are none, within the query's time."""
 
 
 class _Translation:
@@ -110,7 +114,8 @@ def solve_fp(
 ) -> dict[str, int | float] | None:
     """Values meeting every boolean of ``conditions`` and ``bounds`` in floating point; ``None`` if none found.
 
-    Raises :class:`Unsupported` when an expression cannot be translated.
+    Raises :class:`Unsupported` when an expression cannot be translated, :class:`Undecided` when z3 ran
+    out of time.
     """
     translation = _Translation(rounding)
     assertions = [translation.boolean(condition) for condition in list(conditions) + list(bounds)]
@@ -118,7 +123,9 @@ def solve_fp(
         assertions += [z3.Not(z3.fpIsNaN(variable)), z3.Not(z3.fpIsInf(variable))]
         if integral:
             assertions.append(z3.fpEQ(z3.fpRoundToIntegral(z3.RTZ(), variable), variable))
-    model = fresh_model(assertions, timeout_ms)
+    answer, model = fresh_answer(assertions, timeout_ms)
+    if answer == z3.unknown:
+        raise Undecided
     if model is None:
         return None
     values: dict[str, int | float] = {}

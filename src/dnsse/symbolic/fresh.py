@@ -15,11 +15,15 @@ import z3
 
 def fresh_model(assertions: Sequence[Any], timeout_ms: int) -> Any | None:
     """A model of every assertion, found in a fresh context; ``None`` when unsat or unknown."""
+    return fresh_answer(assertions, timeout_ms)[1]
+
+
+def fresh_answer(assertions: Sequence[Any], timeout_ms: int) -> tuple[Any, Any | None]:
+    """z3's answer in a fresh context (``z3.sat``, ``z3.unsat`` or ``z3.unknown``: out of time), and the model if sat."""
     context = z3.Context()
     solver = z3.Solver(ctx=context)
     solver.set("timeout", timeout_ms)
     for assertion in assertions:
         solver.add(assertion.translate(context))
-    if solver.check() != z3.sat:
-        return None
-    return solver.model()
+    answer = solver.check()
+    return answer, solver.model() if answer == z3.sat else None
