@@ -160,3 +160,14 @@ def run_under_gloo(targets: Sequence[str], world_size: int, out: Path) -> None:
     )
     if any(outcome != "ok" for outcome in outcomes.values()):
         pytest.skip(f"the programs could not run under gloo here: {outcomes}")
+
+
+def in_this_process(program: Path | str) -> bool:
+    """Whether a test may check ``program`` in its own process (``main(..., contained=False)``).
+
+    Not an asyncio program: a future whose exception no one retrieved is logged, with a traceback, when
+    the collector finds it, which may be in the middle of whatever the test process does next; formatting
+    that traceback parses source, and CPython 3.11 fails a parse that another parse interrupts
+    ("AST constructor recursion depth mismatch").
+    """
+    return "async def" not in Path(str(program).split(":")[0]).read_text(encoding="utf-8")

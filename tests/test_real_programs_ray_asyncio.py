@@ -34,7 +34,7 @@ BUGGY = [
 
 @pytest.mark.parametrize(("target", "budget"), CORRECT)
 def test_the_correct_version_passes(target: str, budget: int, tmp_path: Path, capsys) -> None:
-    status = main(["check", f"{REAL}/{target}", "--budget", str(budget), "--out", str(tmp_path)], contained=False)
+    status = main(["check", f"{REAL}/{target}", "--budget", str(budget), "--out", str(tmp_path)])
     captured = capsys.readouterr()
     assert status == 0, captured.out + captured.err
     assert "no bug found" in captured.out
@@ -43,11 +43,11 @@ def test_the_correct_version_passes(target: str, budget: int, tmp_path: Path, ca
 @pytest.mark.slow
 @pytest.mark.parametrize(("target", "kind"), BUGGY)
 def test_the_bug_variant_is_found_and_replays(target: str, kind: str, tmp_path: Path, capsys) -> None:
-    status = main(["check", f"{REAL}/{target}", "--budget", "200", "--out", str(tmp_path)], contained=False)
+    status = main(["check", f"{REAL}/{target}", "--budget", "200", "--out", str(tmp_path)])
     out = capsys.readouterr().out
     assert status == 1, out
     assert kind in out
-    replayed = main(["replay", str(tmp_path / "bug-1.json")], contained=False)
+    replayed = main(["replay", str(tmp_path / "bug-1.json")])
     assert replayed == 1
     assert "reproduced" in capsys.readouterr().out
 
@@ -59,7 +59,7 @@ def test_a_ray_program_that_imports_torch_passes_as_without_it(tmp_path: Path, c
     program = tmp_path / "ray_async_actor_torch.py"
     program.write_text("import torch  # noqa: F401\n" + (REAL / "ray_async_actor.py").read_text())
     status = main(
-        ["check", f"{program}:serve_locked", "--budget", "30", "--out", str(tmp_path / "out")], contained=False
+        ["check", f"{program}:serve_locked", "--budget", "30", "--out", str(tmp_path / "out")]
     )
     captured = capsys.readouterr()
     assert status == 0, captured.out + captured.err

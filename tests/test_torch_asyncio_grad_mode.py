@@ -38,16 +38,15 @@ def test_a_task_suspended_inside_no_grad_disables_grad_for_the_next_task(program
     report = tmp_path / "report.json"
     target = f"{PROGRAMS}:no_grad_across_await"
     status = main(
-        ["check", target, "--budget", "20", "--out", str(tmp_path / "out"), "--json", str(report), "--quiet"],
-        contained=False,
+        ["check", target, "--budget", "20", "--out", str(tmp_path / "out"), "--json", str(report), "--quiet"]
     )
     assert status == 1
     bug = json.loads(report.read_text())["bugs"][0]
     assert bug["kind"] == "exception" and "does not require grad" in bug["message"], bug
-    assert main(["replay", bug["trace"]], contained=False) == 1
+    assert main(["replay", bug["trace"]]) == 1
 
 
 def test_leaving_no_grad_before_awaiting_is_correct(program, tmp_path) -> None:
     asyncio.run(program.serve(torch.nn.Linear(4, 3), await_inside_no_grad=False))  # plain asyncio
     target = f"{PROGRAMS}:evaluate_then_train"
-    assert main(["check", target, "--budget", "20", "--out", str(tmp_path / "out"), "--quiet"], contained=False) == 0
+    assert main(["check", target, "--budget", "20", "--out", str(tmp_path / "out"), "--quiet"]) == 0
